@@ -1,0 +1,10 @@
+//! Pure logic behind pg_idgen: no PostgreSQL, no pgrx.
+//!
+//! Each module owns one capability; the extension crate maps SQL onto these functions.
+
+pub mod base32hex;
+pub mod cardinality;
+pub mod pgtime;
+pub mod rapkey;
+pub mod snowflake;
+pub mod xid;

@@ -1,0 +1,980 @@
+//! Snowflake ids: 64-bit, time-ordered, non-negative integers.
+//!
+//! Layout, from the most significant bit:
+//!
+//! ```text
+//! | 1 bit: 0 | 41 bits: ms since the epoch | 10 bits: worker | 12 bits: sequence |
+//! ```
+//!
+//! With the default epoch ([`DEFAULT_EPOCH_MS`], 2010-11-04 01:42:54.657 UTC) the 41-bit
+//! timestamp lasts until 2080-07-10 17:30:30.208 UTC; after that generation fails with
+//! [`SnowflakeError::TimestampOutOfRange`] instead of wrapping.
+//!
+//! The generator is [`SnowflakeState`], a pure state machine with an injected clock: a
+//! `#[repr(C)]`, `Copy` struct of plain integers meant to live in PostgreSQL shared memory
+//! under a lock. [`SnowflakeState::next`] never sleeps; it either issues an id or tells the
+//! caller until which unix millisecond to wait ([`Step::WaitUntil`]) before asking again with
+//! a fresh clock reading (the caller should release the lock while it waits).
+//!
+//! Guarantee: within one state every issued id is strictly greater than the previous one,
+//! whatever the clock does and even when the worker or the epoch changes between calls (the
+//! comparison is made on the id values themselves), so one state never issues a duplicate.
+//!
+//! Nothing in this module panics; every failure is a [`SnowflakeError`] whose `Display`
+//! text is a PostgreSQL-style message and whose [`SnowflakeError::sqlstate`] suggests the
+//! error code.
+
+use std::fmt;
+
+/// Largest worker id (10 bits).
+pub const MAX_WORKER: u16 = 1023;
+/// Largest sequence number within one millisecond (12 bits).
+pub const MAX_SEQUENCE: u16 = 4095;
+/// Largest timestamp, in milliseconds since the epoch (41 bits).
+pub const MAX_TIMESTAMP: u64 = (1 << 41) - 1;
+/// Default epoch in unix milliseconds: 2010-11-04 01:42:54.657 UTC (Twitter's).
+pub const DEFAULT_EPOCH_MS: i64 = 1288834974657;
+/// Largest accepted epoch (unix ms): any id's unix time still fits in an `i64`.
+pub const MAX_EPOCH_MS: i64 = i64::MAX - MAX_TIMESTAMP as i64;
+/// Suggested default for how far the clock may step back before generation fails, in ms.
+/// (ntpd steps the clock only for offsets above 128 ms and slews smaller ones, so a bound
+/// of a second absorbs a typical step without failing.)
+pub const DEFAULT_MAX_BACKWARD_MS: u64 = 1000;
+
+/// Name of the setting holding the worker id, used in messages.
+pub const GUC_WORKER_ID: &str = "pg_idgen.worker_id";
+/// Name of the setting holding the epoch, used in messages.
+pub const GUC_EPOCH: &str = "pg_idgen.snowflake_epoch";
+/// Name of the setting bounding the backward clock step, used in messages.
+pub const GUC_MAX_BACKWARD_MS: &str = "pg_idgen.snowflake_max_backward_ms";
+
+const SEQUENCE_BITS: u32 = 12;
+const WORKER_BITS: u32 = 10;
+const WORKER_SHIFT: u32 = SEQUENCE_BITS;
+const TIMESTAMP_SHIFT: u32 = SEQUENCE_BITS + WORKER_BITS;
+
+/// Everything that can go wrong with snowflake ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SnowflakeError {
+    /// A worker id outside `0..=MAX_WORKER`.
+    WorkerOutOfRange { worker: i64 },
+    /// A sequence number outside `0..=MAX_SEQUENCE`.
+    SequenceOutOfRange { sequence: i64 },
+    /// A time more than `MAX_TIMESTAMP` ms after the epoch (does not fit in 41 bits).
+    TimestampOutOfRange { ms_since_epoch: u64 },
+    /// A time (possibly the current clock reading) earlier than the epoch.
+    BeforeEpoch { unix_ms: i64, epoch_ms: i64 },
+    /// An epoch outside `0..=MAX_EPOCH_MS`.
+    EpochOutOfRange { epoch_ms: i64 },
+    /// The clock is further behind the last issued id than the configured bound.
+    ClockMovedBack { behind_ms: u64, limit_ms: u64 },
+    /// The epoch was moved forward so far that new ids would be lower than the last issued
+    /// one by more than the configured bound.
+    EpochChanged {
+        old_epoch_ms: i64,
+        new_epoch_ms: i64,
+        behind_ms: u64,
+        limit_ms: u64,
+    },
+    /// A negative bigint is not a snowflake id.
+    NegativeId { id: i64 },
+}
+
+impl SnowflakeError {
+    /// Suggested SQLSTATE: `22023` invalid_parameter_value, `22008` datetime_field_overflow,
+    /// `55000` object_not_in_prerequisite_state (clock or configuration state).
+    pub fn sqlstate(&self) -> &'static str {
+        match self {
+            SnowflakeError::WorkerOutOfRange { .. }
+            | SnowflakeError::SequenceOutOfRange { .. }
+            | SnowflakeError::EpochOutOfRange { .. }
+            | SnowflakeError::NegativeId { .. } => "22023",
+            SnowflakeError::TimestampOutOfRange { .. } | SnowflakeError::BeforeEpoch { .. } => {
+                "22008"
+            }
+            SnowflakeError::ClockMovedBack { .. } | SnowflakeError::EpochChanged { .. } => "55000",
+        }
+    }
+}
+
+impl fmt::Display for SnowflakeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            SnowflakeError::WorkerOutOfRange { worker } => write!(
+                f,
+                "snowflake worker id {worker} is out of range 0..{MAX_WORKER} (see {GUC_WORKER_ID})"
+            ),
+            SnowflakeError::SequenceOutOfRange { sequence } => write!(
+                f,
+                "snowflake sequence {sequence} is out of range 0..{MAX_SEQUENCE}"
+            ),
+            SnowflakeError::TimestampOutOfRange { ms_since_epoch } => write!(
+                f,
+                "time {ms_since_epoch} ms after the snowflake epoch is beyond the 41-bit \
+                 snowflake range (at most {MAX_TIMESTAMP} ms, about 69 years)"
+            ),
+            SnowflakeError::BeforeEpoch { unix_ms, epoch_ms } => write!(
+                f,
+                "time {unix_ms} ms since 1970-01-01 is before the snowflake epoch \
+                 {epoch_ms} ms ({GUC_EPOCH})"
+            ),
+            SnowflakeError::EpochOutOfRange { epoch_ms } => write!(
+                f,
+                "snowflake epoch {epoch_ms} ms is out of range 0..{MAX_EPOCH_MS} ({GUC_EPOCH})"
+            ),
+            SnowflakeError::ClockMovedBack {
+                behind_ms,
+                limit_ms,
+            } => write!(
+                f,
+                "clock moved backwards by {behind_ms} ms, more than \
+                 {GUC_MAX_BACKWARD_MS} ({limit_ms} ms)"
+            ),
+            SnowflakeError::EpochChanged {
+                old_epoch_ms,
+                new_epoch_ms,
+                behind_ms,
+                limit_ms,
+            } => write!(
+                f,
+                "{GUC_EPOCH} changed from {old_epoch_ms} to {new_epoch_ms} ms, which puts new \
+                 ids {behind_ms} ms behind the last issued id, more than \
+                 {GUC_MAX_BACKWARD_MS} ({limit_ms} ms)"
+            ),
+            SnowflakeError::NegativeId { id } => write!(
+                f,
+                "invalid snowflake id {id}: snowflake ids are never negative"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SnowflakeError {}
+
+/// Checks a worker id given as a wider integer (e.g. a SQL `int` or a setting).
+pub fn checked_worker(worker: i64) -> Result<u16, SnowflakeError> {
+    if (0..=MAX_WORKER as i64).contains(&worker) {
+        Ok(worker as u16)
+    } else {
+        Err(SnowflakeError::WorkerOutOfRange { worker })
+    }
+}
+
+/// Checks a sequence number given as a wider integer.
+pub fn checked_sequence(sequence: i64) -> Result<u16, SnowflakeError> {
+    if (0..=MAX_SEQUENCE as i64).contains(&sequence) {
+        Ok(sequence as u16)
+    } else {
+        Err(SnowflakeError::SequenceOutOfRange { sequence })
+    }
+}
+
+/// Checks an epoch (unix ms): it must lie in `0..=MAX_EPOCH_MS`.
+pub fn validate_epoch(epoch_ms: i64) -> Result<(), SnowflakeError> {
+    if (0..=MAX_EPOCH_MS).contains(&epoch_ms) {
+        Ok(())
+    } else {
+        Err(SnowflakeError::EpochOutOfRange { epoch_ms })
+    }
+}
+
+/// Milliseconds since the epoch for a unix time, checked against both ends of the range.
+fn since_epoch(unix_ms: i64, epoch_ms: i64) -> Result<u64, SnowflakeError> {
+    validate_epoch(epoch_ms)?;
+    let diff = unix_ms as i128 - epoch_ms as i128;
+    if diff < 0 {
+        return Err(SnowflakeError::BeforeEpoch { unix_ms, epoch_ms });
+    }
+    // epoch_ms >= 0, so 0 <= diff <= i64::MAX and the cast is exact.
+    let ms = diff as u64;
+    if ms > MAX_TIMESTAMP {
+        return Err(SnowflakeError::TimestampOutOfRange { ms_since_epoch: ms });
+    }
+    Ok(ms)
+}
+
+/// Assembles an id from its parts. Fails if any part does not fit its field.
+pub fn compose(ms_since_epoch: u64, worker: u16, sequence: u16) -> Result<i64, SnowflakeError> {
+    if ms_since_epoch > MAX_TIMESTAMP {
+        return Err(SnowflakeError::TimestampOutOfRange { ms_since_epoch });
+    }
+    if worker > MAX_WORKER {
+        return Err(SnowflakeError::WorkerOutOfRange {
+            worker: worker as i64,
+        });
+    }
+    if sequence > MAX_SEQUENCE {
+        return Err(SnowflakeError::SequenceOutOfRange {
+            sequence: sequence as i64,
+        });
+    }
+    Ok(compose_unchecked(ms_since_epoch, worker, sequence))
+}
+
+/// Parts already checked to fit: the result is in `0..=i64::MAX`.
+fn compose_unchecked(ms_since_epoch: u64, worker: u16, sequence: u16) -> i64 {
+    ((ms_since_epoch << TIMESTAMP_SHIFT) | ((worker as u64) << WORKER_SHIFT) | sequence as u64)
+        as i64
+}
+
+/// The three fields of an id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parts {
+    /// Milliseconds since the epoch.
+    pub ms_since_epoch: u64,
+    pub worker: u16,
+    pub sequence: u16,
+}
+
+/// Splits an id into its fields. Every non-negative `i64` is a valid id; a negative one is
+/// an error.
+pub fn decode(id: i64) -> Result<Parts, SnowflakeError> {
+    if id < 0 {
+        return Err(SnowflakeError::NegativeId { id });
+    }
+    let bits = id as u64;
+    Ok(Parts {
+        ms_since_epoch: bits >> TIMESTAMP_SHIFT,
+        worker: ((bits >> WORKER_SHIFT) & MAX_WORKER as u64) as u16,
+        sequence: (bits & MAX_SEQUENCE as u64) as u16,
+    })
+}
+
+/// Milliseconds since the epoch encoded in an id.
+pub fn timestamp_ms(id: i64) -> Result<u64, SnowflakeError> {
+    decode(id).map(|p| p.ms_since_epoch)
+}
+
+/// Worker id encoded in an id.
+pub fn worker(id: i64) -> Result<u16, SnowflakeError> {
+    decode(id).map(|p| p.worker)
+}
+
+/// Sequence number encoded in an id.
+pub fn sequence(id: i64) -> Result<u16, SnowflakeError> {
+    decode(id).map(|p| p.sequence)
+}
+
+/// Unix time in milliseconds encoded in an id, given the epoch it was generated with.
+pub fn unix_ms(id: i64, epoch_ms: i64) -> Result<i64, SnowflakeError> {
+    validate_epoch(epoch_ms)?;
+    let ms = timestamp_ms(id)?;
+    // epoch_ms <= i64::MAX - MAX_TIMESTAMP and ms <= MAX_TIMESTAMP: no overflow.
+    Ok(epoch_ms + ms as i64)
+}
+
+/// Smallest id of the given unix millisecond (worker 0, sequence 0): the lower bound of a
+/// time-range scan.
+pub fn min_id_at(unix_ms: i64, epoch_ms: i64) -> Result<i64, SnowflakeError> {
+    let ms = since_epoch(unix_ms, epoch_ms)?;
+    Ok(compose_unchecked(ms, 0, 0))
+}
+
+/// Largest id of the given unix millisecond (worker 1023, sequence 4095): the upper bound of
+/// a time-range scan.
+pub fn max_id_at(unix_ms: i64, epoch_ms: i64) -> Result<i64, SnowflakeError> {
+    let ms = since_epoch(unix_ms, epoch_ms)?;
+    Ok(compose_unchecked(ms, MAX_WORKER, MAX_SEQUENCE))
+}
+
+/// Generator settings, read by the caller (e.g. from settings) before each call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Epoch in unix milliseconds, `0..=MAX_EPOCH_MS`.
+    pub epoch_ms: i64,
+    /// Worker id, `0..=MAX_WORKER`.
+    pub worker: u16,
+    /// How far (ms) the clock may be behind the last issued id before `next` fails instead
+    /// of asking the caller to wait.
+    pub max_backward_ms: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            epoch_ms: DEFAULT_EPOCH_MS,
+            worker: 0,
+            max_backward_ms: DEFAULT_MAX_BACKWARD_MS,
+        }
+    }
+}
+
+impl Config {
+    /// Checks the worker and the epoch.
+    pub fn validate(&self) -> Result<(), SnowflakeError> {
+        checked_worker(self.worker as i64)?;
+        validate_epoch(self.epoch_ms)
+    }
+}
+
+/// What the caller must do after [`SnowflakeState::next`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A fresh id; the state now remembers it.
+    Issued(i64),
+    /// No id can be issued yet: release the lock, wait until the clock reads at least this
+    /// unix millisecond, then call `next` again with a fresh reading. The state is unchanged.
+    WaitUntil(i64),
+}
+
+/// Generator state, shared by all callers of one generator (e.g. in PostgreSQL shared memory
+/// under a lock). Plain integers only, so any bit pattern is a valid (if odd) state; all-zero
+/// (`Default`, [`SnowflakeState::new`]) means "nothing issued yet".
+///
+/// The state remembers the last issued id itself, not just its millisecond, and every new id
+/// must be strictly greater. That keeps one state free of duplicates even when the worker or
+/// the epoch changes between calls:
+/// - a lower worker in the same millisecond waits for the next millisecond;
+/// - an earlier epoch makes ids jump ahead, which is harmless;
+/// - a later epoch makes new ids lower: the state waits (within `max_backward_ms`) or fails
+///   with [`SnowflakeError::EpochChanged`] until real time has caught up with the ids
+///   already issued.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SnowflakeState {
+    /// Last issued id; meaningful only when `issued != 0`.
+    last_id: i64,
+    /// Epoch (unix ms) in force when `last_id` was issued; used to explain errors.
+    last_epoch_ms: i64,
+    /// Number of ids issued by this state (saturating); 0 means none yet.
+    issued: u64,
+}
+
+impl SnowflakeState {
+    /// A state that has issued nothing.
+    pub const fn new() -> Self {
+        SnowflakeState {
+            last_id: 0,
+            last_epoch_ms: 0,
+            issued: 0,
+        }
+    }
+
+    /// The last issued id, if any.
+    pub fn last_id(&self) -> Option<i64> {
+        if self.issued == 0 {
+            None
+        } else {
+            Some(self.last_id)
+        }
+    }
+
+    /// How many ids this state has issued (saturates at `u64::MAX`).
+    pub fn issued_count(&self) -> u64 {
+        self.issued
+    }
+
+    /// Tries to issue the next id at clock reading `now_unix_ms`.
+    ///
+    /// - `Ok(Step::Issued(id))`: `id` carries the millisecond `now_unix_ms` and is strictly
+    ///   greater than every id this state issued before.
+    /// - `Ok(Step::WaitUntil(t))`: the current millisecond is used up (4096 ids, or a lower
+    ///   worker than the last id's) or the clock is behind the last issued id by at most
+    ///   `cfg.max_backward_ms`; call again once the clock reads `t` or later.
+    /// - `Err(..)`: bad configuration, a time outside the 41-bit range, or the clock (or the
+    ///   epoch) moved back too far. The state is left unchanged on errors and waits, so a
+    ///   later call with a good clock works.
+    pub fn next(&mut self, now_unix_ms: i64, cfg: &Config) -> Result<Step, SnowflakeError> {
+        let worker = checked_worker(cfg.worker as i64)?;
+        let now_ms = since_epoch(now_unix_ms, cfg.epoch_ms)?;
+        // Range of the ids of (now_ms, worker): [base, base + MAX_SEQUENCE].
+        let base = compose_unchecked(now_ms, worker, 0);
+
+        if self.issued == 0 || self.last_id < base {
+            return Ok(self.issue(base, cfg));
+        }
+        let last = self.last_id;
+        // Here 0 <= base <= last, so `last - base` cannot overflow.
+        if last - base < MAX_SEQUENCE as i64 {
+            // Same millisecond and worker as the last id, sequence not exhausted.
+            return Ok(self.issue(last + 1, cfg));
+        }
+
+        // No id of (now_ms, worker) is above `last`: find the first millisecond that has one.
+        let last_ms = (last as u64) >> TIMESTAMP_SHIFT;
+        let highest_at_last_ms = compose_unchecked(last_ms, worker, MAX_SEQUENCE);
+        let target_ms = if highest_at_last_ms > last {
+            last_ms
+        } else {
+            last_ms + 1
+        };
+        if target_ms > MAX_TIMESTAMP {
+            return Err(SnowflakeError::TimestampOutOfRange {
+                ms_since_epoch: target_ms,
+            });
+        }
+        let behind_ms = last_ms.saturating_sub(now_ms);
+        if behind_ms > cfg.max_backward_ms {
+            return Err(if self.last_epoch_ms != cfg.epoch_ms {
+                SnowflakeError::EpochChanged {
+                    old_epoch_ms: self.last_epoch_ms,
+                    new_epoch_ms: cfg.epoch_ms,
+                    behind_ms,
+                    limit_ms: cfg.max_backward_ms,
+                }
+            } else {
+                SnowflakeError::ClockMovedBack {
+                    behind_ms,
+                    limit_ms: cfg.max_backward_ms,
+                }
+            });
+        }
+        // target_ms <= MAX_TIMESTAMP and epoch_ms <= MAX_EPOCH_MS: no overflow.
+        Ok(Step::WaitUntil(cfg.epoch_ms + target_ms as i64))
+    }
+
+    fn issue(&mut self, id: i64, cfg: &Config) -> Step {
+        self.last_id = id;
+        self.last_epoch_ms = cfg.epoch_ms;
+        self.issued = self.issued.saturating_add(1);
+        Step::Issued(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const E: i64 = DEFAULT_EPOCH_MS;
+
+    fn cfg(worker: u16, max_backward_ms: u64) -> Config {
+        Config {
+            epoch_ms: E,
+            worker,
+            max_backward_ms,
+        }
+    }
+
+    fn issued(step: Result<Step, SnowflakeError>) -> i64 {
+        match step {
+            Ok(Step::Issued(id)) => id,
+            other => panic!("expected an id, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bit_layout_hand_computed() {
+        // 1 << 22 = 4194304, 1 << 12 = 4096.
+        assert_eq!(compose(1, 1, 1), Ok(4194304 + 4096 + 1));
+        // 1000 ms, worker 5, sequence 7: 1000 * 4194304 + 5 * 4096 + 7.
+        assert_eq!(compose(1000, 5, 7), Ok(4194304000 + 20480 + 7));
+        assert_eq!(compose(0, 0, 0), Ok(0));
+        assert_eq!(compose(0, 0, 4095), Ok(0xFFF));
+        assert_eq!(compose(0, 1023, 0), Ok(0x3FF000));
+        assert_eq!(compose(1, 0, 0), Ok(0x400000));
+        assert_eq!(
+            compose(MAX_TIMESTAMP, MAX_WORKER, MAX_SEQUENCE),
+            Ok(i64::MAX)
+        );
+        assert_eq!(
+            decode(4194324487),
+            Ok(Parts {
+                ms_since_epoch: 1000,
+                worker: 5,
+                sequence: 7
+            })
+        );
+        assert_eq!(unix_ms(4194324487, E), Ok(E + 1000));
+    }
+
+    #[test]
+    fn compose_rejects_out_of_range_parts() {
+        assert_eq!(
+            compose(MAX_TIMESTAMP + 1, 0, 0),
+            Err(SnowflakeError::TimestampOutOfRange {
+                ms_since_epoch: 1 << 41
+            })
+        );
+        assert_eq!(
+            compose(0, 1024, 0),
+            Err(SnowflakeError::WorkerOutOfRange { worker: 1024 })
+        );
+        assert_eq!(
+            compose(0, 0, 4096),
+            Err(SnowflakeError::SequenceOutOfRange { sequence: 4096 })
+        );
+        assert!(compose(u64::MAX, u16::MAX, u16::MAX).is_err());
+        assert!(checked_worker(-1).is_err());
+        assert_eq!(checked_worker(1023), Ok(1023));
+        assert!(checked_worker(1024).is_err());
+        assert_eq!(checked_sequence(4095), Ok(4095));
+        assert!(checked_sequence(-1).is_err());
+    }
+
+    #[test]
+    fn negative_ids_are_errors() {
+        for id in [-1, i64::MIN, -4194304] {
+            let err = SnowflakeError::NegativeId { id };
+            assert_eq!(decode(id), Err(err));
+            assert_eq!(timestamp_ms(id), Err(err));
+            assert_eq!(worker(id), Err(err));
+            assert_eq!(sequence(id), Err(err));
+            assert_eq!(unix_ms(id, E), Err(err));
+        }
+        assert_eq!(
+            SnowflakeError::NegativeId { id: -5 }.to_string(),
+            "invalid snowflake id -5: snowflake ids are never negative"
+        );
+    }
+
+    #[test]
+    fn epoch_bounds() {
+        assert_eq!(validate_epoch(0), Ok(()));
+        assert_eq!(validate_epoch(MAX_EPOCH_MS), Ok(()));
+        assert!(validate_epoch(-1).is_err());
+        assert!(validate_epoch(MAX_EPOCH_MS + 1).is_err());
+        assert!(unix_ms(0, -1).is_err());
+        assert_eq!(unix_ms(i64::MAX, MAX_EPOCH_MS), Ok(i64::MAX));
+        let mut s = SnowflakeState::new();
+        for epoch_ms in [-1, i64::MIN, MAX_EPOCH_MS + 1, i64::MAX] {
+            let c = Config {
+                epoch_ms,
+                worker: 0,
+                max_backward_ms: 0,
+            };
+            assert_eq!(
+                s.next(1_700_000_000_000, &c),
+                Err(SnowflakeError::EpochOutOfRange { epoch_ms })
+            );
+            assert!(c.validate().is_err());
+        }
+        assert_eq!(s, SnowflakeState::new());
+    }
+
+    #[test]
+    fn now_before_epoch_is_an_error() {
+        let mut s = SnowflakeState::new();
+        assert_eq!(
+            s.next(E - 1, &cfg(0, 10)),
+            Err(SnowflakeError::BeforeEpoch {
+                unix_ms: E - 1,
+                epoch_ms: E
+            })
+        );
+        assert!(s.next(i64::MIN, &cfg(0, 10)).is_err());
+        assert_eq!(s, SnowflakeState::new());
+        // Exactly at the epoch: ms 0.
+        assert_eq!(issued(s.next(E, &cfg(3, 10))), compose(0, 3, 0).unwrap());
+    }
+
+    #[test]
+    fn worker_bounds() {
+        let mut s = SnowflakeState::new();
+        let now = E + 5;
+        assert_eq!(
+            s.next(now, &cfg(1024, 10)),
+            Err(SnowflakeError::WorkerOutOfRange { worker: 1024 })
+        );
+        assert!(s.next(now, &cfg(u16::MAX, 10)).is_err());
+        assert_eq!(s, SnowflakeState::new());
+        let id = issued(s.next(now, &cfg(1023, 10)));
+        assert_eq!(worker(id), Ok(1023));
+        assert_eq!(timestamp_ms(id), Ok(5));
+        assert_eq!(sequence(id), Ok(0));
+    }
+
+    #[test]
+    fn forty_one_bit_limit() {
+        let mut s = SnowflakeState::new();
+        let last_ok = E + MAX_TIMESTAMP as i64;
+        let id = issued(s.next(last_ok, &cfg(7, 10)));
+        assert_eq!(id, compose(MAX_TIMESTAMP, 7, 0).unwrap());
+        assert!(id > 0);
+        let err = s.next(last_ok + 1, &cfg(7, 10)).unwrap_err();
+        assert_eq!(
+            err,
+            SnowflakeError::TimestampOutOfRange {
+                ms_since_epoch: 1 << 41
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "time 2199023255552 ms after the snowflake epoch is beyond the 41-bit snowflake \
+             range (at most 2199023255551 ms, about 69 years)"
+        );
+        assert!(s.next(i64::MAX, &cfg(7, 10)).is_err());
+        // The default epoch runs out on 2080-07-10 17:30:30.208 UTC.
+        assert_eq!(last_ok, 3487858230208);
+        assert!(min_id_at(last_ok, E).is_ok());
+        assert!(min_id_at(last_ok + 1, E).is_err());
+        assert!(max_id_at(last_ok + 1, E).is_err());
+        // Exhausting the very last millisecond is an error, not a wait past the range.
+        for _ in 0..MAX_SEQUENCE {
+            issued(s.next(last_ok, &cfg(7, 10)));
+        }
+        assert_eq!(
+            s.next(last_ok, &cfg(7, 10)),
+            Err(SnowflakeError::TimestampOutOfRange {
+                ms_since_epoch: 1 << 41
+            })
+        );
+    }
+
+    #[test]
+    fn sequence_counts_then_waits_for_next_ms() {
+        let mut s = SnowflakeState::new();
+        let c = cfg(42, 10);
+        let now = E + 1_000_000;
+        let mut prev = -1;
+        for seq in 0..=MAX_SEQUENCE {
+            let id = issued(s.next(now, &c));
+            assert!(id > prev);
+            prev = id;
+            assert_eq!(
+                decode(id),
+                Ok(Parts {
+                    ms_since_epoch: 1_000_000,
+                    worker: 42,
+                    sequence: seq
+                })
+            );
+        }
+        assert_eq!(s.issued_count(), 4096);
+        let before = s;
+        assert_eq!(s.next(now, &c), Ok(Step::WaitUntil(now + 1)));
+        assert_eq!(s, before);
+        // Still the same millisecond after "waiting" too little: wait again.
+        assert_eq!(s.next(now, &c), Ok(Step::WaitUntil(now + 1)));
+        let id = issued(s.next(now + 1, &c));
+        assert!(id > prev);
+        assert_eq!(sequence(id), Ok(0));
+        assert_eq!(timestamp_ms(id), Ok(1_000_001));
+        // A later millisecond (skipping some) also restarts at 0.
+        let id2 = issued(s.next(now + 1, &c));
+        assert_eq!(sequence(id2), Ok(1));
+        let id3 = issued(s.next(now + 50, &c));
+        assert_eq!(sequence(id3), Ok(0));
+        assert_eq!(s.last_id(), Some(id3));
+    }
+
+    #[test]
+    fn rollback_within_bound_waits() {
+        let mut s = SnowflakeState::new();
+        let c = cfg(1, 10);
+        let t = E + 500;
+        let a = issued(s.next(t, &c));
+        let b = issued(s.next(t, &c));
+        let before = s;
+        // Clock steps back 10 ms: at the bound, so wait for the last issued millisecond.
+        assert_eq!(s.next(t - 10, &c), Ok(Step::WaitUntil(t)));
+        assert_eq!(s.next(t - 1, &c), Ok(Step::WaitUntil(t)));
+        assert_eq!(s, before);
+        // Once the clock is back at t, the sequence simply continues.
+        let c2 = issued(s.next(t, &c));
+        assert!(a < b && b < c2);
+        assert_eq!(sequence(c2), Ok(2));
+        assert_eq!(timestamp_ms(c2), Ok(500));
+        let d = issued(s.next(t + 1, &c));
+        assert!(d > c2);
+    }
+
+    #[test]
+    fn rollback_into_exhausted_ms_waits_for_the_next_one() {
+        let mut s = SnowflakeState::new();
+        let c = cfg(1, 10);
+        let t = E + 500;
+        for _ in 0..=MAX_SEQUENCE {
+            issued(s.next(t, &c));
+        }
+        assert_eq!(s.next(t - 3, &c), Ok(Step::WaitUntil(t + 1)));
+    }
+
+    #[test]
+    fn rollback_beyond_bound_is_an_error_and_keeps_state() {
+        let mut s = SnowflakeState::new();
+        let c = cfg(1, 10);
+        let t = E + 10_000;
+        let a = issued(s.next(t, &c));
+        let before = s;
+        let err = s.next(t - 12, &c).unwrap_err();
+        assert_eq!(
+            err,
+            SnowflakeError::ClockMovedBack {
+                behind_ms: 12,
+                limit_ms: 10
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "clock moved backwards by 12 ms, more than \
+             pg_idgen.snowflake_max_backward_ms (10 ms)"
+        );
+        assert_eq!(err.sqlstate(), "55000");
+        assert_eq!(s, before);
+        // A zero bound refuses any step back but still waits on an exhausted millisecond.
+        assert!(s.next(t - 1, &cfg(1, 0)).is_err());
+        assert_eq!(s, before);
+        let b = issued(s.next(t + 1, &c));
+        assert!(b > a);
+        assert_eq!(sequence(b), Ok(0));
+    }
+
+    #[test]
+    fn worker_change_never_goes_backwards() {
+        let mut s = SnowflakeState::new();
+        let t = E + 777;
+        let a = issued(s.next(t, &cfg(500, 10)));
+        // Higher worker in the same millisecond: fine, starts at sequence 0.
+        let b = issued(s.next(t, &cfg(600, 10)));
+        assert!(b > a);
+        assert_eq!((worker(b), sequence(b)), (Ok(600), Ok(0)));
+        // Lower worker in the same millisecond would go below b: wait for the next ms.
+        assert_eq!(s.next(t, &cfg(10, 10)), Ok(Step::WaitUntil(t + 1)));
+        let c = issued(s.next(t + 1, &cfg(10, 10)));
+        assert!(c > b);
+        assert_eq!(worker(c), Ok(10));
+    }
+
+    #[test]
+    fn epoch_change_never_goes_backwards() {
+        let mut s = SnowflakeState::new();
+        let now = E + 1_000_000;
+        let a = issued(s.next(now, &cfg(1, 10)));
+        // Earlier epoch: ids jump ahead.
+        let earlier = Config {
+            epoch_ms: E - 5_000,
+            ..cfg(1, 10)
+        };
+        let b = issued(s.next(now, &earlier));
+        assert!(b > a);
+        assert_eq!(unix_ms(b, earlier.epoch_ms), Ok(now));
+        // Back to the default epoch: new ids would be 5000 ms behind b.
+        let before = s;
+        let err = s.next(now + 1, &cfg(1, 10)).unwrap_err();
+        assert_eq!(
+            err,
+            SnowflakeError::EpochChanged {
+                old_epoch_ms: E - 5_000,
+                new_epoch_ms: E,
+                behind_ms: 4_999,
+                limit_ms: 10
+            }
+        );
+        assert!(err.to_string().starts_with(
+            "pg_idgen.snowflake_epoch changed from 1288834969657 to 1288834974657 ms"
+        ));
+        assert_eq!(s, before);
+        // Once real time has caught up, generation resumes above b.
+        assert_eq!(
+            s.next(now + 4_990, &cfg(1, 10)),
+            Ok(Step::WaitUntil(now + 5_000))
+        );
+        let c = issued(s.next(now + 5_000, &cfg(1, 10)));
+        assert!(c > b);
+        assert_eq!(sequence(c), Ok(1));
+    }
+
+    #[test]
+    fn min_max_bounds_bracket_every_id_of_the_ms() {
+        let t = E + 123_456;
+        let lo = min_id_at(t, E).unwrap();
+        let hi = max_id_at(t, E).unwrap();
+        assert_eq!(lo, compose(123_456, 0, 0).unwrap());
+        assert_eq!(hi, compose(123_456, 1023, 4095).unwrap());
+        assert_eq!(max_id_at(t - 1, E).unwrap() + 1, lo);
+        assert_eq!(min_id_at(t + 1, E).unwrap() - 1, hi);
+        for w in [0, 1, 511, 1023] {
+            for q in [0, 1, 2048, 4095] {
+                let id = compose(123_456, w, q).unwrap();
+                assert!(lo <= id && id <= hi);
+            }
+        }
+        let mut s = SnowflakeState::new();
+        for _ in 0..4096 {
+            let id = issued(s.next(t, &cfg(1023, 0)));
+            assert!(lo <= id && id <= hi);
+        }
+        assert_eq!(min_id_at(E, E), Ok(0));
+        assert_eq!(
+            min_id_at(E - 1, E),
+            Err(SnowflakeError::BeforeEpoch {
+                unix_ms: E - 1,
+                epoch_ms: E
+            })
+        );
+        assert!(max_id_at(i64::MIN, E).is_err());
+        assert!(max_id_at(i64::MAX, E).is_err());
+        assert!(min_id_at(0, -1).is_err());
+    }
+
+    #[test]
+    fn state_is_plain_shared_memory_data() {
+        fn assert_copy<T: Copy + Default>() {}
+        assert_copy::<SnowflakeState>();
+        assert_eq!(std::mem::size_of::<SnowflakeState>(), 24);
+        assert_eq!(SnowflakeState::default(), SnowflakeState::new());
+        assert_eq!(SnowflakeState::new().last_id(), None);
+        assert_eq!(SnowflakeState::new().issued_count(), 0);
+    }
+
+    #[test]
+    fn messages_are_postgres_style() {
+        let errors = [
+            SnowflakeError::WorkerOutOfRange { worker: 2000 },
+            SnowflakeError::SequenceOutOfRange { sequence: 5000 },
+            SnowflakeError::TimestampOutOfRange {
+                ms_since_epoch: 1 << 41,
+            },
+            SnowflakeError::BeforeEpoch {
+                unix_ms: 0,
+                epoch_ms: E,
+            },
+            SnowflakeError::EpochOutOfRange { epoch_ms: -1 },
+            SnowflakeError::ClockMovedBack {
+                behind_ms: 12,
+                limit_ms: 10,
+            },
+            SnowflakeError::EpochChanged {
+                old_epoch_ms: 0,
+                new_epoch_ms: E,
+                behind_ms: 5,
+                limit_ms: 1,
+            },
+            SnowflakeError::NegativeId { id: -1 },
+        ];
+        for e in errors {
+            let m = e.to_string();
+            assert!(m.chars().next().unwrap().is_lowercase(), "{m}");
+            assert!(!m.ends_with('.'), "{m}");
+            assert_eq!(e.sqlstate().len(), 5);
+        }
+        assert_eq!(
+            errors[0].to_string(),
+            "snowflake worker id 2000 is out of range 0..1023 (see pg_idgen.worker_id)"
+        );
+    }
+
+    /// One simulated call: how far true time advances, the clock's error (ms, <= 0 means a
+    /// reading behind true time), the worker and the epoch offset from the default.
+    type Reading = (i64, i64, u16, i64);
+
+    /// Drives a state like the SQL glue would: true time never goes back, a clock reading is
+    /// true time plus jitter, and on `WaitUntil(t)` true time is moved on to `t`. Checks every
+    /// invariant along the way.
+    fn drive(s: &mut SnowflakeState, readings: &[Reading], max_backward_ms: u64) {
+        let mut prev: Option<i64> = None;
+        let mut true_time = E + 1_000;
+        for &(advance, jitter, w, epoch_delta) in readings {
+            true_time += advance;
+            let clock = true_time + jitter;
+            let c = Config {
+                epoch_ms: E + epoch_delta,
+                worker: w,
+                max_backward_ms,
+            };
+            let before = *s;
+            match s.next(clock, &c) {
+                Ok(Step::Issued(id)) => {
+                    assert!(id >= 0);
+                    if let Some(p) = prev {
+                        assert!(id > p, "{id} not above {p}");
+                    }
+                    prev = Some(id);
+                    assert_eq!(worker(id), Ok(w));
+                    assert_eq!(unix_ms(id, c.epoch_ms), Ok(clock));
+                    assert_eq!(s.last_id(), Some(id));
+                }
+                Ok(Step::WaitUntil(t)) => {
+                    assert!(t > clock);
+                    assert_eq!(*s, before);
+                    true_time = true_time.max(t);
+                }
+                Err(e) => {
+                    assert!(
+                        matches!(
+                            e,
+                            SnowflakeError::ClockMovedBack { .. }
+                                | SnowflakeError::EpochChanged { .. }
+                        ),
+                        "{e}"
+                    );
+                    assert_eq!(*s, before);
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn issued_ids_strictly_increase_with_jittery_clock(
+            w in 0u16..=MAX_WORKER,
+            max_backward_ms in 0u64..20,
+            steps in prop::collection::vec(
+                (
+                    prop_oneof![6 => Just(0i64), 3 => 1i64..5],
+                    prop_oneof![8 => Just(0i64), 2 => -25i64..0],
+                ),
+                1..3000,
+            ),
+        ) {
+            let readings: Vec<Reading> =
+                steps.into_iter().map(|(a, j)| (a, j, w, 0)).collect();
+            let mut s = SnowflakeState::new();
+            drive(&mut s, &readings, max_backward_ms);
+        }
+
+        #[test]
+        fn issued_ids_strictly_increase_across_config_changes(
+            max_backward_ms in 0u64..20,
+            steps in prop::collection::vec(
+                (
+                    0i64..3,
+                    -5i64..1,
+                    prop_oneof![Just(0u16), Just(5u16), Just(1023u16)],
+                    -2i64..3,
+                ),
+                1..2000,
+            ),
+        ) {
+            let mut s = SnowflakeState::new();
+            drive(&mut s, &steps, max_backward_ms);
+        }
+
+        #[test]
+        fn compose_decode_round_trip(
+            ms in 0..=MAX_TIMESTAMP,
+            w in 0..=MAX_WORKER,
+            q in 0..=MAX_SEQUENCE,
+        ) {
+            let id = compose(ms, w, q).unwrap();
+            prop_assert!(id >= 0);
+            prop_assert_eq!(decode(id), Ok(Parts { ms_since_epoch: ms, worker: w, sequence: q }));
+            let unix = E + ms as i64;
+            prop_assert!(min_id_at(unix, E).unwrap() <= id);
+            prop_assert!(id <= max_id_at(unix, E).unwrap());
+        }
+
+        #[test]
+        fn every_non_negative_i64_decodes_and_recomposes(id in 0i64..=i64::MAX) {
+            let p = decode(id).unwrap();
+            prop_assert_eq!(compose(p.ms_since_epoch, p.worker, p.sequence), Ok(id));
+        }
+
+        #[test]
+        fn never_panics(
+            now in any::<i64>(),
+            epoch_ms in any::<i64>(),
+            w in any::<u16>(),
+            max_backward_ms in any::<u64>(),
+            last_id in any::<i64>(),
+            last_epoch_ms in any::<i64>(),
+            issued in any::<u64>(),
+        ) {
+            // Arbitrary (even corrupt) state and inputs: results, never panics.
+            let mut s = SnowflakeState { last_id, last_epoch_ms, issued };
+            let c = Config { epoch_ms, worker: w, max_backward_ms };
+            if let Ok(Step::Issued(id)) = s.next(now, &c) {
+                prop_assert!(id >= 0);
+                if issued != 0 {
+                    prop_assert!(id > last_id);
+                }
+            }
+            let _ = decode(now);
+            let _ = unix_ms(now, epoch_ms);
+            let _ = min_id_at(now, epoch_ms);
+            let _ = max_id_at(now, epoch_ms);
+            let _ = compose(max_backward_ms, w, w);
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! The rs/xid layout and its generator.
+//!
+//! Bytes, big-endian: 0–3 unix seconds, 4–6 machine id, 7–8 process id, 9–11 counter.
+//! Byte order is sort order is creation-second order.
+
+use crate::base32hex;
+use md5::{Digest, Md5};
+
+pub const LEN: usize = base32hex::BYTES;
+pub const TEXT_LEN: usize = base32hex::CHARS;
+pub const MAX_COUNTER: u32 = 0x00ff_ffff;
+pub const MAX_MACHINE: u32 = 0x00ff_ffff;
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct Xid(pub [u8; LEN]);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XidError {
+    /// A unix second outside what 32 unsigned bits hold (1970-01-01 .. 2106-02-07 06:28:15 UTC).
+    TimeOutOfRange(i64),
+    CounterOutOfRange(i64),
+    MachineOutOfRange(i64),
+    MachineLength(usize),
+    PidOutOfRange(i64),
+}
+
+impl std::fmt::Display for XidError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            XidError::TimeOutOfRange(s) => write!(
+                f,
+                "timestamp out of range for xid12: unix second {s} is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC"
+            ),
+            XidError::CounterOutOfRange(v) => {
+                write!(f, "xid12 counter {v} is outside the range 0 .. {MAX_COUNTER}")
+            }
+            XidError::MachineOutOfRange(v) => {
+                write!(f, "xid12 machine id {v} is outside the range 0 .. {MAX_MACHINE}")
+            }
+            XidError::MachineLength(n) => write!(f, "xid12 machine id must be 3 bytes, got {n}"),
+            XidError::PidOutOfRange(v) => write!(f, "xid12 pid {v} is outside the range 0 .. 65535"),
+        }
+    }
+}
+
+/// Checks that a unix second fits the 32-bit time field.
+pub fn time_field(unix_seconds: i64) -> Result<u32, XidError> {
+    u32::try_from(unix_seconds).map_err(|_| XidError::TimeOutOfRange(unix_seconds))
+}
+
+impl Xid {
+    pub fn from_parts(time: u32, machine: [u8; 3], pid: u16, counter: u32) -> Result<Xid, XidError> {
+        if counter > MAX_COUNTER {
+            return Err(XidError::CounterOutOfRange(counter.into()));
+        }
+        let mut b = [0u8; LEN];
+        b[0..4].copy_from_slice(&time.to_be_bytes());
+        b[4..7].copy_from_slice(&machine);
+        b[7..9].copy_from_slice(&pid.to_be_bytes());
+        b[9..12].copy_from_slice(&counter.to_be_bytes()[1..]);
+        Ok(Xid(b))
+    }
+
+    /// Builds an id from unchecked parts, as given in SQL.
+    pub fn from_raw_parts(unix_seconds: i64, machine: &[u8], pid: i64, counter: i64) -> Result<Xid, XidError> {
+        let time = time_field(unix_seconds)?;
+        let machine = <[u8; 3]>::try_from(machine).map_err(|_| XidError::MachineLength(machine.len()))?;
+        let pid = u16::try_from(pid).map_err(|_| XidError::PidOutOfRange(pid))?;
+        let counter = u32::try_from(counter)
+            .ok()
+            .filter(|c| *c <= MAX_COUNTER)
+            .ok_or(XidError::CounterOutOfRange(counter))?;
+        Xid::from_parts(time, machine, pid, counter)
+    }
+
+    /// The smallest id of a second: every field after the time is zero.
+    pub fn min_at(time: u32) -> Xid {
+        let mut b = [0u8; LEN];
+        b[0..4].copy_from_slice(&time.to_be_bytes());
+        Xid(b)
+    }
+
+    /// The largest id of a second: every field after the time is all ones.
+    pub fn max_at(time: u32) -> Xid {
+        let mut b = [0xffu8; LEN];
+        b[0..4].copy_from_slice(&time.to_be_bytes());
+        Xid(b)
+    }
+
+    pub fn time(&self) -> u32 {
+        u32::from_be_bytes([self.0[0], self.0[1], self.0[2], self.0[3]])
+    }
+
+    pub fn machine(&self) -> [u8; 3] {
+        [self.0[4], self.0[5], self.0[6]]
+    }
+
+    pub fn pid(&self) -> u16 {
+        u16::from_be_bytes([self.0[7], self.0[8]])
+    }
+
+    pub fn counter(&self) -> u32 {
+        u32::from_be_bytes([0, self.0[9], self.0[10], self.0[11]])
+    }
+
+    /// The first 8 bytes as a big-endian integer: an order-preserving abbreviation.
+    pub fn abbreviated(&self) -> u64 {
+        let mut prefix = [0u8; 8];
+        prefix.copy_from_slice(&self.0[..8]);
+        u64::from_be_bytes(prefix)
+    }
+
+    pub fn to_text(&self) -> [u8; TEXT_LEN] {
+        base32hex::encode(&self.0)
+    }
+
+    pub fn parse(text: &[u8]) -> Result<Xid, base32hex::DecodeError> {
+        base32hex::decode(text).map(Xid)
+    }
+}
+
+/// rs/xid's machine id: the first three bytes of md5(host name).
+pub fn machine_from_hostname(hostname: &[u8]) -> [u8; 3] {
+    let digest = Md5::digest(hostname);
+    [digest[0], digest[1], digest[2]]
+}
+
+pub fn machine_from_int(value: i64) -> Result<[u8; 3], XidError> {
+    match u32::try_from(value) {
+        Ok(v) if v <= MAX_MACHINE => {
+            let b = v.to_be_bytes();
+            Ok([b[1], b[2], b[3]])
+        }
+        _ => Err(XidError::MachineOutOfRange(value)),
+    }
+}
+
+/// A counter private to one process, starting from a random value.
+#[derive(Debug, Clone, Copy)]
+pub struct LocalCounter(u32);
+
+impl LocalCounter {
+    pub fn starting_at(seed: u32) -> Self {
+        LocalCounter(seed & MAX_COUNTER)
+    }
+
+    pub fn take(&mut self) -> u32 {
+        let value = self.0;
+        self.0 = (self.0 + 1) & MAX_COUNTER;
+        value
+    }
+}
+
+/// Chooses the (time, counter) of each id of one process so that every id is strictly
+/// greater than the one before, whatever the clock and the counter do.
+///
+/// The clock and the counter are given by the caller: `now` is the clock's unix second,
+/// `counter` the next value of the (local or cluster-wide) counter, which increments by
+/// at least one between the calls of one process and wraps at 24 bits.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MonotonicTime {
+    last: Option<(u32, u32)>,
+}
+
+impl MonotonicTime {
+    pub const fn new() -> Self {
+        MonotonicTime { last: None }
+    }
+
+    pub fn next(&mut self, now: i64, counter: u32) -> Result<(u32, u32), XidError> {
+        let counter = counter & MAX_COUNTER;
+        let time = match self.last {
+            None => time_field(now)?,
+            Some((last_time, last_counter)) => {
+                // A clock that steps back keeps the last second.
+                let time = time_field(now.max(last_time.into()))?;
+                if time == last_time && counter <= last_counter {
+                    // The counter wrapped inside this second: borrow the next second.
+                    time_field(i64::from(last_time) + 1)?
+                } else {
+                    time
+                }
+            }
+        };
+        self.last = Some((time, counter));
+        Ok((time, counter))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const MACHINE: [u8; 3] = [1, 2, 3];
+
+    #[test]
+    fn layout_is_big_endian() {
+        let id = Xid::from_parts(0x4d88e15b, [0x60, 0xf4, 0x86], 0xe428, 0x412dc9).unwrap();
+        assert_eq!(&id.to_text(), b"9m4e2mr0ui3e8a215n4g");
+        assert_eq!(id.time(), 0x4d88e15b);
+        assert_eq!(id.machine(), [0x60, 0xf4, 0x86]);
+        assert_eq!(id.pid(), 0xe428);
+        assert_eq!(id.counter(), 0x412dc9);
+    }
+
+    #[test]
+    fn rejects_out_of_range_parts() {
+        assert_eq!(
+            Xid::from_parts(0, MACHINE, 0, 1 << 24),
+            Err(XidError::CounterOutOfRange(1 << 24))
+        );
+        assert_eq!(time_field(-1), Err(XidError::TimeOutOfRange(-1)));
+        assert_eq!(time_field(1 << 32), Err(XidError::TimeOutOfRange(1 << 32)));
+        assert_eq!(time_field(u32::MAX.into()), Ok(u32::MAX));
+        assert_eq!(machine_from_int(16_777_216), Err(XidError::MachineOutOfRange(16_777_216)));
+        assert_eq!(machine_from_int(-1), Err(XidError::MachineOutOfRange(-1)));
+        assert_eq!(machine_from_int(0x010203), Ok([1, 2, 3]));
+    }
+
+    #[test]
+    fn raw_parts_are_checked() {
+        assert_eq!(Xid::from_raw_parts(-1, &[0; 3], 0, 0), Err(XidError::TimeOutOfRange(-1)));
+        assert_eq!(Xid::from_raw_parts(0, &[0; 4], 0, 0), Err(XidError::MachineLength(4)));
+        assert_eq!(Xid::from_raw_parts(0, &[0; 3], 65536, 0), Err(XidError::PidOutOfRange(65536)));
+        assert_eq!(Xid::from_raw_parts(0, &[0; 3], -1, 0), Err(XidError::PidOutOfRange(-1)));
+        assert_eq!(Xid::from_raw_parts(0, &[0; 3], 0, -1), Err(XidError::CounterOutOfRange(-1)));
+        assert_eq!(
+            Xid::from_raw_parts(7, &[1, 2, 3], 65535, 0xffffff),
+            Xid::from_parts(7, [1, 2, 3], 65535, 0xffffff)
+        );
+    }
+
+    #[test]
+    fn abbreviation_preserves_order() {
+        let a = Xid::from_parts(5, [1, 2, 3], 0x0102, 9).unwrap();
+        assert_eq!(a.abbreviated(), 0x0000_0005_0102_0301);
+        let b = Xid::from_parts(5, [1, 2, 3], 0x0103, 0).unwrap();
+        assert!(a.abbreviated() <= b.abbreviated() && a < b);
+    }
+
+    #[test]
+    fn min_and_max_bracket_the_second() {
+        let id = Xid::from_parts(1000, [0xff; 3], 0xffff, MAX_COUNTER).unwrap();
+        assert_eq!(Xid::max_at(1000), id);
+        assert!(Xid::min_at(1000) < Xid::from_parts(1000, [0; 3], 0, 1).unwrap());
+        assert!(Xid::max_at(999) < Xid::min_at(1000));
+    }
+
+    #[test]
+    fn machine_id_is_md5_prefix() {
+        // md5("") = d41d8cd98f00b204e9800998ecf8427e
+        assert_eq!(machine_from_hostname(b""), [0xd4, 0x1d, 0x8c]);
+    }
+
+    #[test]
+    fn counter_wrap_borrows_a_second() {
+        let mut g = MonotonicTime::new();
+        assert_eq!(g.next(100, MAX_COUNTER), Ok((100, MAX_COUNTER)));
+        assert_eq!(g.next(100, 0), Ok((101, 0)));
+        // The borrowed second is kept while the clock is still behind it.
+        assert_eq!(g.next(100, 1), Ok((101, 1)));
+        assert_eq!(g.next(102, 0), Ok((102, 0)));
+    }
+
+    #[test]
+    fn clock_step_back_keeps_last_second() {
+        let mut g = MonotonicTime::new();
+        assert_eq!(g.next(500, 7), Ok((500, 7)));
+        assert_eq!(g.next(400, 8), Ok((500, 8)));
+        assert_eq!(g.next(400, 3), Ok((501, 3)));
+    }
+
+    #[test]
+    fn end_of_time_is_an_error_not_a_wrap() {
+        let mut g = MonotonicTime::new();
+        let last = i64::from(u32::MAX);
+        assert!(g.next(last, 5).is_ok());
+        assert_eq!(g.next(last, 5), Err(XidError::TimeOutOfRange(last + 1)));
+        assert_eq!(g.next(last + 1, 6), Err(XidError::TimeOutOfRange(last + 1)));
+        assert_eq!(MonotonicTime::new().next(-5, 6), Err(XidError::TimeOutOfRange(-5)));
+    }
+
+    #[test]
+    fn local_counter_wraps_at_24_bits() {
+        let mut c = LocalCounter::starting_at(u32::MAX);
+        assert_eq!(c.take(), MAX_COUNTER);
+        assert_eq!(c.take(), 0);
+    }
+
+    proptest! {
+        #[test]
+        fn ids_of_a_process_strictly_increase(
+            start in 0i64..4_000_000_000,
+            seed in any::<u32>(),
+            steps in proptest::collection::vec((-3i64..3, 1u32..5_000_000), 1..400),
+        ) {
+            let mut g = MonotonicTime::new();
+            let mut counter = LocalCounter::starting_at(seed);
+            let mut clock = start;
+            let mut previous: Option<Xid> = None;
+            for (jitter, skip) in steps {
+                clock += jitter;
+                for _ in 1..skip.min(3) { counter.take(); }
+                let (time, count) = g.next(clock, counter.take()).unwrap();
+                let id = Xid::from_parts(time, MACHINE, 42, count).unwrap();
+                if let Some(p) = previous { prop_assert!(id > p, "{:?} !> {:?}", id, p); }
+                prop_assert!(i64::from(time) >= clock || previous.is_some());
+                previous = Some(id);
+            }
+        }
+    }
+}

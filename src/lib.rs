@@ -1,0 +1,35 @@
+//! pg_idgen: the SQL glue. Each module maps one SQL capability onto `idgen_core`.
+//!
+//! The SQL objects themselves are written by hand in `sql/*.sql`; the Rust functions
+//! below are declared with `sql = false` so that file is the one reviewed definition.
+
+use pgrx::prelude::*;
+
+mod datum_out;
+mod errors;
+mod guc;
+mod random;
+mod shmem;
+mod timestamps;
+mod xid12;
+
+::pgrx::pg_module_magic!(name, version);
+
+extension_sql_file!("../sql/xid12.sql", name = "xid12");
+
+#[pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    guc::register();
+    shmem::init_if_preloading();
+}
+
+/// Required by `cargo pgrx test`.
+#[cfg(test)]
+pub mod pg_test {
+    pub fn setup(_options: Vec<&str>) {}
+
+    #[must_use]
+    pub fn postgresql_conf_options() -> Vec<&'static str> {
+        vec!["shared_preload_libraries = 'pg_idgen'"]
+    }
+}

@@ -1,0 +1,70 @@
+//! `gen_xid12()`: the backend's generator state, clock, machine id, pid and counter.
+
+use super::parts::{raise, time_of};
+use super::Xid12;
+use crate::{guc, random, shmem, timestamps};
+use idgen_core::xid::{machine_from_hostname, machine_from_int, LocalCounter, MonotonicTime, Xid};
+use pgrx::prelude::*;
+use pgrx::pg_sys;
+use std::cell::{Cell, OnceCell};
+
+thread_local! {
+    static LAST: Cell<MonotonicTime> = const { Cell::new(MonotonicTime::new()) };
+    static LOCAL_COUNTER: Cell<Option<LocalCounter>> = const { Cell::new(None) };
+    static HOST_MACHINE: OnceCell<[u8; 3]> = const { OnceCell::new() };
+}
+
+/// The machine id written into new ids: the GUC when set, else md5(host name).
+pub fn current_machine() -> [u8; 3] {
+    let configured = guc::MACHINE_ID.get();
+    if configured >= 0 {
+        return machine_from_int(configured.into()).unwrap_or_else(|e| raise(e));
+    }
+    HOST_MACHINE.with(|m| {
+        *m.get_or_init(|| {
+            let host = std::fs::read("/proc/sys/kernel/hostname").unwrap_or_default();
+            machine_from_hostname(host.trim_ascii_end())
+        })
+    })
+}
+
+/// The cluster-wide counter when preloaded, else this backend's own, started at random.
+fn next_counter() -> u32 {
+    if let Some(value) = shmem::next_xid_counter() {
+        return value;
+    }
+    LOCAL_COUNTER.with(|cell| {
+        let mut counter = cell.get().unwrap_or_else(|| LocalCounter::starting_at(random::random_u32()));
+        let value = counter.take();
+        cell.set(Some(counter));
+        value
+    })
+}
+
+fn pid() -> u16 {
+    unsafe { pg_sys::MyProcPid as u16 }
+}
+
+#[pg_extern(sql = false)]
+fn gen_xid12() -> Xid12 {
+    let counter = next_counter();
+    let (time, counter) = LAST.with(|last| {
+        let mut state = last.get();
+        let next = state.next(timestamps::now_unix_seconds(), counter);
+        last.set(state);
+        next
+    })
+    .unwrap_or_else(|e| raise(e));
+    Xid12(Xid::from_parts(time, current_machine(), pid(), counter).unwrap_or_else(|e| raise(e)))
+}
+
+#[pg_extern(sql = false)]
+fn gen_xid12_at(ts: TimestampWithTimeZone) -> Xid12 {
+    let time = time_of(ts);
+    Xid12(Xid::from_parts(time, current_machine(), pid(), next_counter() & idgen_core::xid::MAX_COUNTER).unwrap_or_else(|e| raise(e)))
+}
+
+#[pg_extern(sql = false)]
+fn xid12_current_machine() -> crate::datum_out::ByteaDatum {
+    crate::datum_out::ByteaDatum::new(&current_machine())
+}

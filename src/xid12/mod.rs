@@ -1,0 +1,81 @@
+//! The `xid12` SQL type: a fixed-length 12-byte value passed by reference.
+
+mod generate;
+mod io;
+mod ops;
+mod parts;
+mod sortsupport;
+
+use idgen_core::xid::{Xid, LEN};
+use pgrx::callconv::{Arg, ArgAbi, BoxRet, FcInfo};
+use pgrx::nullable::Nullable;
+use pgrx::datum::Datum;
+use pgrx::pg_sys;
+use pgrx::{impl_sql_translatable, FromDatum, IntoDatum};
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+#[repr(transparent)]
+pub struct Xid12(pub Xid);
+
+impl Xid12 {
+    /// Reads the 12 bytes a by-reference datum points to.
+    ///
+    /// # Safety
+    /// `datum` must point to an xid12 value.
+    #[inline]
+    pub unsafe fn from_ptr(datum: pg_sys::Datum) -> Xid12 {
+        Xid12(Xid(datum.cast_mut_ptr::<[u8; LEN]>().read()))
+    }
+
+    /// Copies the value into memory of the current memory context.
+    #[inline]
+    pub fn to_datum(self) -> pg_sys::Datum {
+        unsafe {
+            let ptr = pg_sys::palloc(LEN).cast::<[u8; LEN]>();
+            ptr.write(self.0 .0);
+            pg_sys::Datum::from(ptr)
+        }
+    }
+}
+
+impl FromDatum for Xid12 {
+    #[inline]
+    unsafe fn from_polymorphic_datum(
+        datum: pg_sys::Datum,
+        is_null: bool,
+        _typoid: pg_sys::Oid,
+    ) -> Option<Self> {
+        (!is_null).then(|| Xid12::from_ptr(datum))
+    }
+}
+
+impl IntoDatum for Xid12 {
+    #[inline]
+    fn into_datum(self) -> Option<pg_sys::Datum> {
+        Some(self.to_datum())
+    }
+
+    fn type_oid() -> pg_sys::Oid {
+        unsafe { pg_sys::TypenameGetTypid(c"xid12".as_ptr()) }
+    }
+}
+
+unsafe impl<'fcx> ArgAbi<'fcx> for Xid12 {
+    unsafe fn unbox_arg_unchecked(arg: Arg<'_, 'fcx>) -> Self {
+        let index = arg.index();
+        arg.unbox_arg_using_from_datum()
+            .unwrap_or_else(|| panic!("argument {index} must not be null"))
+    }
+
+    unsafe fn unbox_nullable_arg(arg: Arg<'_, 'fcx>) -> Nullable<Self> {
+        arg.unbox_arg_using_from_datum().into()
+    }
+}
+
+unsafe impl BoxRet for Xid12 {
+    unsafe fn box_into<'fcx>(self, fcinfo: &mut FcInfo<'fcx>) -> Datum<'fcx> {
+        fcinfo.return_raw_datum(self.to_datum())
+    }
+}
+
+impl_sql_translatable!(Xid12, "xid12");

@@ -1,0 +1,28 @@
+"""Connections to the throwaway clusters that scripts/test.sh starts."""
+import os
+
+import psycopg
+import pytest
+
+
+def dsn(kind: str = "preloaded", dbname: str = "postgres") -> str:
+    prefix = "PG_IDGEN_PLAIN" if kind == "plain" else "PG_IDGEN"
+    host = os.environ[f"{prefix}_HOST"]
+    port = os.environ[f"{prefix}_PORT"]
+    return f"host={host} port={port} user=postgres dbname={dbname}"
+
+
+def connect(kind: str = "preloaded", dbname: str = "postgres", **kw) -> psycopg.Connection:
+    return psycopg.connect(dsn(kind, dbname), autocommit=True, **kw)
+
+
+@pytest.fixture(scope="session")
+def database():
+    """A fresh database with the extension, on the preloaded cluster."""
+    name = "client_tests"
+    with connect() as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.execute(f"CREATE DATABASE {name}")
+    with connect(dbname=name) as conn:
+        conn.execute("CREATE EXTENSION pg_idgen")
+    return name

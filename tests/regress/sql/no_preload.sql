@@ -1,0 +1,7 @@
+-- Without shared_preload_libraries: xid12 works with a per-backend counter.
+CREATE EXTENSION IF NOT EXISTS pg_idgen;
+SHOW shared_preload_libraries;
+CREATE TEMP TABLE burst AS SELECT g, gen_xid12() AS x FROM generate_series(1, 50000) g;
+SELECT count(*) FILTER (WHERE x <= prev) AS not_increasing, count(DISTINCT x) AS distinct_ids
+FROM (SELECT x, lag(x) OVER (ORDER BY g) AS prev FROM burst) s;
+SELECT xid12_pid(gen_xid12()) = pg_backend_pid() % 65536 AS this_backend;

@@ -4,7 +4,6 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PG_CONFIG=${PG_CONFIG:-/usr/bin/pg_config}
 PGRX_VERSION=0.18.1
-export PGRX_PG_CONFIG_PATH=$PG_CONFIG
 
 say() { printf '\n== %s\n' "$*"; }
 

@@ -1,9 +1,50 @@
 //! The extension's settings (`pg_idgen.*`).
 
-use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
+use idgen_core::snowflake::{self, DEFAULT_EPOCH_MS, DEFAULT_MAX_BACKWARD_MS, MAX_WORKER};
+use pgrx::{pg_guard, pg_sys, GucContext, GucFlags, GucRegistry, GucSetting};
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::sync::atomic::{AtomicI64, Ordering};
 
 /// -1: derive the xid12 machine id from the host name.
 pub static MACHINE_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
+
+/// -1: unset; snowflake generation refuses to guess one.
+pub static WORKER_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
+
+pub static MAX_BACKWARD_MS: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_MAX_BACKWARD_MS as i32);
+
+/// Unix milliseconds do not fit an integer setting, so the epoch is a string setting whose
+/// check hook validates it and whose assign hook keeps the parsed value here.
+static EPOCH_TEXT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"1288834974657"));
+static EPOCH_MS: AtomicI64 = AtomicI64::new(DEFAULT_EPOCH_MS);
+
+pub fn snowflake_epoch_ms() -> i64 {
+    EPOCH_MS.load(Ordering::Relaxed)
+}
+
+fn parse_epoch(text: &CStr) -> Option<i64> {
+    let ms = text.to_str().ok()?.trim().parse::<i64>().ok()?;
+    snowflake::validate_epoch(ms).ok().map(|_| ms)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn check_epoch(newval: *mut *mut c_char, _extra: *mut *mut c_void, _source: pg_sys::GucSource::Type) -> bool {
+    let text = *newval;
+    if !text.is_null() && parse_epoch(CStr::from_ptr(text)).is_some() {
+        return true;
+    }
+    pg_sys::GUC_check_errdetail_string = pg_sys::pstrdup(
+        c"The snowflake epoch is a whole number of milliseconds since 1970-01-01 00:00 UTC, not negative.".as_ptr(),
+    );
+    false
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn assign_epoch(newval: *const c_char, _extra: *mut c_void) {
+    if let Some(ms) = (!newval.is_null()).then(|| parse_epoch(CStr::from_ptr(newval))).flatten() {
+        EPOCH_MS.store(ms, Ordering::Relaxed);
+    }
+}
 
 pub fn register() {
     GucRegistry::define_int_guc(
@@ -16,4 +57,37 @@ pub fn register() {
         GucContext::Suset,
         GucFlags::default(),
     );
+    GucRegistry::define_int_guc(
+        c"pg_idgen.worker_id",
+        c"Snowflake worker id of this cluster (0 .. 1023); gen_snowflake() refuses to run while it is -1.",
+        c"Give every cluster that writes snowflake ids into the same tables its own worker id.",
+        &WORKER_ID,
+        -1,
+        MAX_WORKER as i32,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"pg_idgen.snowflake_max_backward_ms",
+        c"How far the clock may step back, in milliseconds, before gen_snowflake() fails instead of waiting.",
+        c"When the clock is behind the last issued snowflake id by at most this, gen_snowflake() waits for it to catch up.",
+        &MAX_BACKWARD_MS,
+        0,
+        60_000,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    unsafe {
+        GucRegistry::define_string_guc_with_hooks(
+            c"pg_idgen.snowflake_epoch",
+            c"Epoch of snowflake ids, in unix milliseconds.",
+            c"The default, 1288834974657, is 2010-11-04 01:42:54.657 UTC. Changing it changes what existing ids decode to.",
+            &EPOCH_TEXT,
+            GucContext::Suset,
+            GucFlags::default(),
+            Some(check_epoch),
+            Some(assign_epoch),
+            None,
+        );
+    }
 }

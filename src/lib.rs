@@ -10,12 +10,14 @@ mod errors;
 mod guc;
 mod random;
 mod shmem;
+mod snowflake;
 mod timestamps;
 mod xid12;
 
 ::pgrx::pg_module_magic!(name, version);
 
 extension_sql_file!("../sql/xid12.sql", name = "xid12");
+extension_sql_file!("../sql/snowflake.sql", name = "snowflake");
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {

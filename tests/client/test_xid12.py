@@ -98,7 +98,7 @@ def insert_concurrently(kind: str, dbname: str, connections: int, per_connection
                 for start in range(0, per_connection, batch):
                     conn.execute(
                         "INSERT INTO gen_ids (conn, seq, id) "
-                        "SELECT %s, g, gen_xid12() FROM generate_series(%s, %s) g",
+                        "SELECT %s, g, gen_xid12() FROM generate_series(%s::int, %s::int) g",
                         [k, start + 1, min(start + batch, per_connection)],
                     )
         except Exception as e:  # reported below

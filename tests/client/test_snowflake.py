@@ -1,0 +1,69 @@
+"""Snowflake ids from many connections at once: never a duplicate inside the cluster."""
+import threading
+
+import psycopg
+import pytest
+
+from conftest import connect
+
+CONNECTIONS = 16
+PER_CONNECTION = 100_000
+BATCH = 10_000
+
+
+def test_sixteen_connections_100k_each(database):
+    with connect(dbname=database) as conn:
+        conn.execute("DROP TABLE IF EXISTS flakes")
+        conn.execute("CREATE UNLOGGED TABLE flakes (conn int, seq int, id bigint)")
+    errors = []
+    barrier = threading.Barrier(CONNECTIONS)
+
+    def worker(k: int) -> None:
+        try:
+            with connect(dbname=database) as conn:
+                conn.execute("SET pg_idgen.worker_id = 42")
+                barrier.wait()
+                for start in range(0, PER_CONNECTION, BATCH):
+                    conn.execute(
+                        "INSERT INTO flakes SELECT %s, g, gen_snowflake() FROM generate_series(%s::int, %s::int) g",
+                        [k, start + 1, start + BATCH],
+                    )
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(CONNECTIONS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+    with connect(dbname=database) as conn:
+        total, distinct = conn.execute("SELECT count(*), count(DISTINCT id) FROM flakes").fetchone()
+        assert (total, distinct) == (CONNECTIONS * PER_CONNECTION,) * 2
+        busiest_ms = conn.execute("SELECT max(n) FROM (SELECT count(*) n FROM flakes GROUP BY id >> 22) s").fetchone()[0]
+        assert busiest_ms <= 4096
+        not_increasing = conn.execute(
+            "SELECT count(*) FROM (SELECT id, lag(id) OVER (PARTITION BY conn ORDER BY seq) prev FROM flakes) s "
+            "WHERE id <= prev"
+        ).fetchone()[0]
+        assert not_increasing == 0
+        workers = conn.execute("SELECT array_agg(DISTINCT snowflake_worker(id)) FROM flakes").fetchone()[0]
+        assert workers == [42]
+
+
+def test_without_worker_id_is_an_error(database):
+    with connect(dbname=database) as conn:
+        with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState) as err:
+            conn.execute("SELECT gen_snowflake()")
+        assert "pg_idgen.worker_id" in str(err.value)
+        assert "ALTER SYSTEM" in err.value.diag.message_hint
+
+
+def test_without_preload_is_an_error():
+    with connect("plain") as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_idgen")
+        conn.execute("SET pg_idgen.worker_id = 1")
+        with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState) as err:
+            conn.execute("SELECT gen_snowflake()")
+        assert "shared_preload_libraries" in str(err.value)

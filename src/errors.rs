@@ -52,3 +52,12 @@ pub fn invalid_text(type_name: &str, input: &str, why: impl Into<String>) -> ! {
 pub fn invalid_parameter(message: impl Into<String>) -> ! {
     PgError::new(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, message).raise()
 }
+
+/// A core error phrase ("wrong check character: …") as a DETAIL sentence ("Wrong … .").
+pub fn sentence(phrase: &str) -> String {
+    let mut chars = phrase.chars();
+    match chars.next() {
+        Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str()),
+        None => String::new(),
+    }
+}

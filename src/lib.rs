@@ -9,6 +9,7 @@ mod datum_out;
 mod errors;
 mod guc;
 mod random;
+mod rapkey;
 mod shmem;
 mod snowflake;
 mod timestamps;
@@ -18,6 +19,7 @@ mod xid12;
 
 extension_sql_file!("../sql/xid12.sql", name = "xid12");
 extension_sql_file!("../sql/snowflake.sql", name = "snowflake");
+extension_sql_file!("../sql/rapkey.sql", name = "rapkey");
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {

@@ -442,12 +442,17 @@ pub fn normalize(input: &str) -> Result<String, RapkeyError> {
 /// `type.seg1[.seg2…]` made of whole parts (trimmed and lowercased as a whole, then
 /// validated strictly). Compare in C collation: `lo <= key AND key < hi`.
 pub fn prefix_range(prefix: &str) -> Result<(String, String), RapkeyError> {
+    Ok(range_of(&normalize_prefix(prefix)?))
+}
+
+/// Canonical form of a prefix: trimmed, lowercased, validated as whole parts.
+pub fn normalize_prefix(prefix: &str) -> Result<String, RapkeyError> {
     let p = prefix.trim().to_ascii_lowercase();
     check_body(&p, false)?;
     if p.len() > MAX_BODY_LEN {
         return Err(RapkeyError::BodyTooLong { len: p.len() });
     }
-    Ok(range_of(&p))
+    Ok(p)
 }
 
 /// [`prefix_range`] from separate parts (0 to 5 segments), trimmed and lowercased as in

@@ -1,5 +1,7 @@
 -- Without shared_preload_libraries: xid12 works with a per-backend counter.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pg_idgen;
+RESET client_min_messages;
 SHOW shared_preload_libraries;
 CREATE TEMP TABLE burst AS SELECT g, gen_xid12() AS x FROM generate_series(1, 50000) g;
 SELECT count(*) FILTER (WHERE x <= prev) AS not_increasing, count(DISTINCT x) AS distinct_ids

@@ -1,5 +1,7 @@
 -- rapkey: the domain, check characters, builders, accessors, prefix ranges, sequences.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pg_idgen;
+RESET client_min_messages;
 
 CREATE FUNCTION pg_temp.error_of(statement text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN

@@ -1,5 +1,7 @@
 -- xid12 generators, accessors, bounds and the machine id setting.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pg_idgen;
+RESET client_min_messages;
 SET timezone = 'UTC';
 
 CREATE FUNCTION pg_temp.error_of(statement text) RETURNS text LANGUAGE plpgsql AS $$

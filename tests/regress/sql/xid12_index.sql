@@ -1,5 +1,7 @@
 -- xid12 operators, operator classes, index use and sorting.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pg_idgen;
+RESET client_min_messages;
 SET timezone = 'UTC';
 
 -- Operators on a pair that differs only in the last byte, and on equal values.

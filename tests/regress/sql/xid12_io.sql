@@ -1,5 +1,7 @@
 -- xid12 text and binary I/O, casts, and rejection of bad input.
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pg_idgen;
+RESET client_min_messages;
 SET timezone = 'UTC';
 
 -- Reports the SQLSTATE and message of a statement's error, or 'ok'.

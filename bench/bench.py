@@ -1,0 +1,131 @@
+"""pg_idgen benchmarks: each result is a ratio against a built-in measured in the same run.
+
+Usage: scripts/bench.sh (starts a release-build cluster and runs this). Each case runs its
+queries alternately ROUNDS times and compares medians, since these machines are noisy.
+"""
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import psycopg
+
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+HOST = os.environ["PG_IDGEN_HOST"]
+PORT = os.environ["PG_IDGEN_PORT"]
+DSN = f"host={HOST} port={PORT} user=postgres dbname=postgres"
+
+
+def timed(conn, sql: str) -> float:
+    start = time.perf_counter()
+    conn.execute(sql)
+    return time.perf_counter() - start
+
+
+def compare(conn, title: str, ours: str, builtin: str, target: float | None, setup=()) -> None:
+    for statement in setup:
+        conn.execute(statement)
+    ours_times, builtin_times = [], []
+    timed(conn, ours), timed(conn, builtin)  # warm caches
+    for _ in range(ROUNDS):
+        ours_times.append(timed(conn, ours))
+        builtin_times.append(timed(conn, builtin))
+    a, b = statistics.median(ours_times), statistics.median(builtin_times)
+    verdict = "" if target is None else ("  (target <= %.2f: %s)" % (target, "met" if a / b <= target else "MISSED"))
+    print(f"{title}\n    ours {a * 1000:9.1f} ms   built-in {b * 1000:9.1f} ms   ratio {a / b:5.2f}{verdict}")
+
+
+def pgbench_tps(script: str, clients: int, seconds: int) -> float:
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(script + "\n")
+    os.chmod(f.name, 0o644)
+    pgbench = os.path.join(subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True).stdout.strip(), "pgbench")
+    cmd = [pgbench, "-n", "-h", HOST, "-p", PORT, "-U", "postgres", "-c", str(clients), "-j", "2",
+           "-T", str(seconds), "-f", f.name, "postgres"]
+    if os.geteuid() == 0:
+        cmd = ["runuser", "-u", "postgres", "--"] + cmd
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    os.unlink(f.name)
+    for line in out.splitlines():
+        if line.startswith("tps ="):
+            return float(line.split()[2])
+    raise RuntimeError(out)
+
+
+def main() -> None:
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_idgen")
+        conn.execute("SET work_mem = '1GB'")
+        conn.execute("SET max_parallel_workers_per_gather = 0")
+        conn.execute("SET pg_idgen.worker_id = 1")
+        print(f"pg_idgen benchmarks, median of {ROUNDS} alternating runs\n")
+
+        print("== xid12")
+        compare(conn, "generate 3M: count(gen_xid12()) vs count(gen_random_uuid())",
+                "SELECT count(gen_xid12()) FROM generate_series(1, 3000000)",
+                "SELECT count(gen_random_uuid()) FROM generate_series(1, 3000000)", 0.2)
+        compare(conn, "generate 3M: count(gen_xid12()) vs count(*) of the bare series",
+                "SELECT count(gen_xid12()) FROM generate_series(1, 3000000)",
+                "SELECT count(*) FROM generate_series(1, 3000000)", 2.0)
+        conn.execute("DROP TABLE IF EXISTS bench_burst, bench_spread, bench_uuid")
+        # Ids made by one backend in a burst (a few seconds: abbreviated keys give up), and ids
+        # spread over a year (a long-lived table), each stored in random order.
+        conn.execute("CREATE TABLE bench_burst AS SELECT x FROM (SELECT gen_xid12() AS x FROM generate_series(1, 2000000)) s ORDER BY random()")
+        conn.execute("CREATE TABLE bench_spread AS SELECT gen_xid12(now() - random() * interval '365 days') AS x FROM generate_series(1, 2000000)")
+        conn.execute("CREATE TABLE bench_uuid AS SELECT gen_random_uuid() AS u FROM generate_series(1, 2000000)")
+        conn.execute("VACUUM ANALYZE bench_burst, bench_spread, bench_uuid")
+        compare(conn, "sort 2M random-order ids made in one burst vs 2M uuid",
+                "SELECT * FROM (SELECT x FROM bench_burst ORDER BY x) s OFFSET 2000000",
+                "SELECT * FROM (SELECT u FROM bench_uuid ORDER BY u) s OFFSET 2000000", 1.1)
+        compare(conn, "sort 2M random-order ids spread over a year vs 2M uuid",
+                "SELECT * FROM (SELECT x FROM bench_spread ORDER BY x) s OFFSET 2000000",
+                "SELECT * FROM (SELECT u FROM bench_uuid ORDER BY u) s OFFSET 2000000", 1.1)
+        compare(conn, "text output of 2M values: count(x::text) vs count(u::text)",
+                "SELECT count(x::text) FROM bench_spread",
+                "SELECT count(u::text) FROM bench_uuid", 1.0)
+        conn.execute("DROP TABLE bench_burst, bench_spread, bench_uuid")
+
+        print("\n== rapkey")
+        conn.execute("DROP TABLE IF EXISTS bench_keys, bench_rk, bench_text")
+        conn.execute(
+            "CREATE TABLE bench_keys AS SELECT rapkey_build('ord', 'cn', 'sh', '2024' || lpad((g % 12 + 1)::text, 2, '0'), g::text)::text AS k "
+            "FROM generate_series(1, 1000000) g")
+        conn.execute("CREATE TABLE bench_rk (k rapkey)")
+        conn.execute('CREATE TABLE bench_text (k text COLLATE "C")')
+        compare(conn, "insert 1M keys: rapkey column vs text COLLATE \"C\" column",
+                "TRUNCATE bench_rk; INSERT INTO bench_rk SELECT k FROM bench_keys",
+                "TRUNCATE bench_text; INSERT INTO bench_text SELECT k FROM bench_keys", 1.25)
+        compare(conn, "rapkey_is_valid over 1M keys vs length()",
+                "SELECT count(*) FILTER (WHERE rapkey_is_valid(k)) FROM bench_keys",
+                "SELECT count(*) FILTER (WHERE length(k) > 0) FROM bench_keys", None)
+        conn.execute("DROP TABLE bench_keys, bench_rk, bench_text")
+
+        print("\n== snowflake")
+        conn.execute("DROP SEQUENCE IF EXISTS bench_seq")
+        conn.execute("CREATE SEQUENCE bench_seq")
+        compare(conn, "generate 3M: count(gen_snowflake()) vs count(nextval('seq'))",
+                "SELECT count(gen_snowflake()) FROM generate_series(1, 3000000)",
+                "SELECT count(nextval('bench_seq')) FROM generate_series(1, 3000000)", 1.0)
+        conn.execute("ALTER SYSTEM SET pg_idgen.worker_id = 1")
+        conn.execute("SELECT pg_reload_conf()")
+        time.sleep(1)
+        seconds = int(os.environ.get("BENCH_PGBENCH_SECONDS", "10"))
+        tps = {}
+        for _ in range(2):
+            for name, script in (("snowflake", "SELECT gen_snowflake();"), ("nextval", "SELECT nextval('bench_seq');")):
+                tps.setdefault(name, []).append(pgbench_tps(script, 8, seconds))
+        ours, builtin = statistics.median(tps["snowflake"]), statistics.median(tps["nextval"])
+        ratio = builtin / ours
+        print(f"pgbench, 8 clients x {seconds} s, one call per transaction: time per call vs nextval\n"
+              f"    ours {ours:9.0f} tps   built-in {builtin:9.0f} tps   ratio {ratio:5.2f}"
+              f"  (target <= 1.00: {'met' if ratio <= 1.0 else 'MISSED'})")
+        conn.execute("ALTER SYSTEM RESET pg_idgen.worker_id")
+        conn.execute("SELECT pg_reload_conf()")
+        conn.execute("DROP SEQUENCE bench_seq")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,21 +1,52 @@
 //! The extension's settings (`pg_idgen.*`).
 
 use idgen_core::snowflake::{self, DEFAULT_EPOCH_MS, DEFAULT_MAX_BACKWARD_MS, MAX_WORKER};
+use idgen_core::xid;
 use pgrx::{pg_guard, pg_sys, GucContext, GucFlags, GucRegistry, GucSetting};
 use std::ffi::{c_char, c_void, CStr, CString};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+use std::sync::OnceLock;
 
 /// -1: derive the xid12 machine id from the host name.
-pub static MACHINE_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
+static MACHINE_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
+
+/// The machine id new xid12 values carry, resolved by the setting's assign hook so the
+/// generator reads one integer.
+static MACHINE: AtomicU32 = AtomicU32::new(0);
+
+pub fn xid_machine() -> [u8; 3] {
+    let [_, a, b, c] = MACHINE.load(Ordering::Relaxed).to_be_bytes();
+    [a, b, c]
+}
+
+/// rs/xid's default: md5 of the host name, computed once per process.
+fn host_machine() -> [u8; 3] {
+    static HOST: OnceLock<[u8; 3]> = OnceLock::new();
+    *HOST.get_or_init(|| {
+        let host = std::fs::read("/proc/sys/kernel/hostname").unwrap_or_default();
+        xid::machine_from_hostname(host.trim_ascii_end())
+    })
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn assign_machine_id(newval: i32, _extra: *mut c_void) {
+    let [a, b, c] = match xid::machine_from_int(newval.into()) {
+        Ok(configured) => configured,
+        Err(_) => host_machine(),
+    };
+    MACHINE.store(u32::from_be_bytes([0, a, b, c]), Ordering::Relaxed);
+}
 
 /// -1: unset; snowflake generation refuses to guess one.
 pub static WORKER_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
 
-pub static MAX_BACKWARD_MS: GucSetting<i32> = GucSetting::<i32>::new(DEFAULT_MAX_BACKWARD_MS as i32);
+pub static MAX_BACKWARD_MS: GucSetting<i32> =
+    GucSetting::<i32>::new(DEFAULT_MAX_BACKWARD_MS as i32);
 
 /// Unix milliseconds do not fit an integer setting, so the epoch is a string setting whose
 /// check hook validates it and whose assign hook keeps the parsed value here.
-static EPOCH_TEXT: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"1288834974657"));
+static EPOCH_TEXT: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(Some(c"1288834974657"));
 static EPOCH_MS: AtomicI64 = AtomicI64::new(DEFAULT_EPOCH_MS);
 
 pub fn snowflake_epoch_ms() -> i64 {
@@ -28,7 +59,11 @@ fn parse_epoch(text: &CStr) -> Option<i64> {
 }
 
 #[pg_guard]
-unsafe extern "C-unwind" fn check_epoch(newval: *mut *mut c_char, _extra: *mut *mut c_void, _source: pg_sys::GucSource::Type) -> bool {
+unsafe extern "C-unwind" fn check_epoch(
+    newval: *mut *mut c_char,
+    _extra: *mut *mut c_void,
+    _source: pg_sys::GucSource::Type,
+) -> bool {
     let text = *newval;
     if !text.is_null() && parse_epoch(CStr::from_ptr(text)).is_some() {
         return true;
@@ -41,13 +76,17 @@ unsafe extern "C-unwind" fn check_epoch(newval: *mut *mut c_char, _extra: *mut *
 
 #[pg_guard]
 unsafe extern "C-unwind" fn assign_epoch(newval: *const c_char, _extra: *mut c_void) {
-    if let Some(ms) = (!newval.is_null()).then(|| parse_epoch(CStr::from_ptr(newval))).flatten() {
+    if let Some(ms) = (!newval.is_null())
+        .then(|| parse_epoch(CStr::from_ptr(newval)))
+        .flatten()
+    {
         EPOCH_MS.store(ms, Ordering::Relaxed);
     }
 }
 
 pub fn register() {
-    GucRegistry::define_int_guc(
+    unsafe {
+        GucRegistry::define_int_guc_with_hooks(
         c"pg_idgen.machine_id",
         c"Machine id (0 .. 16777215) written into every new xid12; -1 derives it from the host name.",
         c"The default, -1, uses the first 3 bytes of md5(host name) as rs/xid does. Set it when host names may repeat across machines that write into the same tables.",
@@ -56,7 +95,11 @@ pub fn register() {
         0x00ff_ffff,
         GucContext::Suset,
         GucFlags::default(),
+        None,
+        Some(assign_machine_id),
+        None,
     );
+    }
     GucRegistry::define_int_guc(
         c"pg_idgen.worker_id",
         c"Snowflake worker id of this cluster (0 .. 1023); gen_snowflake() refuses to run while it is -1.",

@@ -26,14 +26,3 @@ pub extern "C-unwind" fn _PG_init() {
     guc::register();
     shmem::init_if_preloading();
 }
-
-/// Required by `cargo pgrx test`.
-#[cfg(test)]
-pub mod pg_test {
-    pub fn setup(_options: Vec<&str>) {}
-
-    #[must_use]
-    pub fn postgresql_conf_options() -> Vec<&'static str> {
-        vec!["shared_preload_libraries = 'pg_idgen'"]
-    }
-}

@@ -3,29 +3,19 @@
 use super::parts::{raise, time_of};
 use super::Xid12;
 use crate::{guc, random, shmem, timestamps};
-use idgen_core::xid::{machine_from_hostname, machine_from_int, LocalCounter, MonotonicTime, Xid};
+use idgen_core::xid::{LocalCounter, MonotonicTime, Xid};
 use pgrx::prelude::*;
 use pgrx::pg_sys;
-use std::cell::{Cell, OnceCell};
+use std::cell::Cell;
 
 thread_local! {
     static LAST: Cell<MonotonicTime> = const { Cell::new(MonotonicTime::new()) };
     static LOCAL_COUNTER: Cell<Option<LocalCounter>> = const { Cell::new(None) };
-    static HOST_MACHINE: OnceCell<[u8; 3]> = const { OnceCell::new() };
 }
 
-/// The machine id written into new ids: the GUC when set, else md5(host name).
+/// The machine id written into new ids: the setting when set, else md5(host name).
 pub fn current_machine() -> [u8; 3] {
-    let configured = guc::MACHINE_ID.get();
-    if configured >= 0 {
-        return machine_from_int(configured.into()).unwrap_or_else(|e| raise(e));
-    }
-    HOST_MACHINE.with(|m| {
-        *m.get_or_init(|| {
-            let host = std::fs::read("/proc/sys/kernel/hostname").unwrap_or_default();
-            machine_from_hostname(host.trim_ascii_end())
-        })
-    })
+    guc::xid_machine()
 }
 
 /// The cluster-wide counter when preloaded, else this backend's own, started at random.

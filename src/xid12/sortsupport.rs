@@ -32,6 +32,15 @@ unsafe extern "C-unwind" fn compare_full(a: pg_sys::Datum, b: pg_sys::Datum, _: 
     Xid12::from_ptr(a).cmp(&Xid12::from_ptr(b)) as c_int
 }
 
+// From PostgreSQL 15 on, tuplesort inlines comparisons when the comparator is this very
+// server function, so the address must be the server's symbol, not a pgrx wrapper of it.
+#[cfg(not(any(feature = "pg13", feature = "pg14")))]
+extern "C-unwind" {
+    #[link_name = "ssup_datum_unsigned_cmp"]
+    fn compare_abbreviated(a: pg_sys::Datum, b: pg_sys::Datum, ssup: pg_sys::SortSupport) -> c_int;
+}
+
+#[cfg(any(feature = "pg13", feature = "pg14"))]
 unsafe extern "C-unwind" fn compare_abbreviated(a: pg_sys::Datum, b: pg_sys::Datum, _: pg_sys::SortSupport) -> c_int {
     a.value().cmp(&b.value()) as c_int
 }

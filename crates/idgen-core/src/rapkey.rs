@@ -372,12 +372,62 @@ pub fn check_char(body: &str) -> Result<char, RapkeyError> {
 
 /// Full validation of a canonical key: grammar, then check character. The error says why.
 pub fn validate(key: &str) -> Result<(), RapkeyError> {
+    if is_valid(key) {
+        return Ok(());
+    }
     parse(key).map(|_| ())
 }
 
-/// True iff [`validate`] accepts `key`. Never panics.
+/// True iff [`validate`] accepts `key`. Never panics, never allocates.
 pub fn is_valid(key: &str) -> bool {
-    validate(key).is_ok()
+    is_valid_bytes(key.as_bytes())
+}
+
+/// One pass over the bytes: grammar and Damm together. [`parse`] gives the same verdict and,
+/// when it is "no", the reason; this is the hot path of the domain check.
+fn is_valid_bytes(key: &[u8]) -> bool {
+    let n = key.len();
+    // The shortest key is "ab.c-x".
+    if !(6..=MAX_KEY_LEN).contains(&n) || key[n - 2] != b'-' {
+        return false;
+    }
+    let mut interim = 0u8;
+    let mut dots = 0usize;
+    let mut part_len = 0usize;
+    for &b in &key[..n - 2] {
+        let value = match b {
+            b'a'..=b'z' => b - b'a' + 10,
+            b'0'..=b'9' if dots > 0 => b - b'0',
+            b'.' => {
+                let part_ok = if dots == 0 {
+                    part_len >= MIN_TYPE_LEN
+                } else {
+                    part_len > 0
+                };
+                dots += 1;
+                if !part_ok || dots > MAX_SEGMENTS {
+                    return false;
+                }
+                part_len = 0;
+                interim = damm_op(interim, 36);
+                continue;
+            }
+            _ => return false,
+        };
+        part_len += 1;
+        let limit = if dots == 0 { MAX_TYPE_LEN } else { MAX_SEGMENT_LEN };
+        if part_len > limit {
+            return false;
+        }
+        interim = damm_op(interim, value);
+    }
+    if dots == 0 || part_len == 0 {
+        return false;
+    }
+    match check_value(key[n - 1] as char) {
+        Some(value) => damm_op(interim, value) == 0,
+        None => false,
+    }
 }
 
 /// Validates `key` and splits it into type, segments and check character.
@@ -1058,6 +1108,29 @@ mod tests {
                 let _ = prefix_range(x).map_err(|e| e.to_string());
                 let _ = build(x, &[x, x]).map_err(|e| e.to_string());
                 let _ = prefix_range_parts(x, &[x]).map_err(|e| e.to_string());
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn fast_check_agrees_with_parse(key in "[a-z0-9.~A-Z-]{0,40}") {
+            prop_assert_eq!(is_valid(&key), parse(&key).is_ok(), "{}", key);
+        }
+
+        #[test]
+        fn fast_check_agrees_on_near_valid_keys(
+            kind in "[a-z]{1,9}",
+            segs in proptest::collection::vec("[a-z0-9]{0,33}", 0..7),
+            check in "[0-9a-z~.-]{0,2}",
+        ) {
+            let key = format!("{}{}-{}", kind, segs.iter().map(|s| format!(".{s}")).collect::<String>(), check);
+            prop_assert_eq!(is_valid(&key), parse(&key).is_ok(), "{}", key);
+            if let Ok(body) = std::str::from_utf8(&key.as_bytes()[..key.len().saturating_sub(2)]) {
+                if let Ok(c) = check_char(body) {
+                    let fixed = format!("{body}-{c}");
+                    prop_assert_eq!(is_valid(&fixed), parse(&fixed).is_ok(), "{}", fixed);
+                }
             }
         }
     }

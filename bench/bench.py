@@ -95,13 +95,20 @@ def main() -> None:
             "FROM generate_series(1, 1000000) g")
         conn.execute("CREATE TABLE bench_rk (k rapkey)")
         conn.execute('CREATE TABLE bench_text (k text COLLATE "C")')
+        conn.execute('DROP DOMAIN IF EXISTS bench_trivial_domain')
+        conn.execute('CREATE DOMAIN bench_trivial_domain AS text COLLATE "C" CHECK (length(VALUE) > 0)')
+        conn.execute("CREATE TABLE bench_trivial (k bench_trivial_domain)")
         compare(conn, "insert 1M keys: rapkey column vs text COLLATE \"C\" column",
                 "TRUNCATE bench_rk; INSERT INTO bench_rk SELECT k FROM bench_keys",
                 "TRUNCATE bench_text; INSERT INTO bench_text SELECT k FROM bench_keys", 1.25)
+        compare(conn, "context: insert 1M keys into a domain whose CHECK is length(VALUE) > 0 vs text",
+                "TRUNCATE bench_trivial; INSERT INTO bench_trivial SELECT k FROM bench_keys",
+                "TRUNCATE bench_text; INSERT INTO bench_text SELECT k FROM bench_keys", None)
         compare(conn, "rapkey_is_valid over 1M keys vs length()",
                 "SELECT count(*) FILTER (WHERE rapkey_is_valid(k)) FROM bench_keys",
                 "SELECT count(*) FILTER (WHERE length(k) > 0) FROM bench_keys", None)
-        conn.execute("DROP TABLE bench_keys, bench_rk, bench_text")
+        conn.execute("DROP TABLE bench_keys, bench_rk, bench_text, bench_trivial")
+        conn.execute("DROP DOMAIN bench_trivial_domain")
 
         print("\n== snowflake")
         conn.execute("DROP SEQUENCE IF EXISTS bench_seq")

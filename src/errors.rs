@@ -12,7 +12,12 @@ pub struct PgError {
 
 impl PgError {
     pub fn new(code: PgSqlErrorCode, message: impl Into<String>) -> Self {
-        PgError { code, message: message.into(), detail: None, hint: None }
+        PgError {
+            code,
+            message: message.into(),
+            detail: None,
+            hint: None,
+        }
     }
 
     pub fn detail(mut self, detail: impl Into<String>) -> Self {

@@ -10,9 +10,12 @@ fn invalid_rapkey(input: &str, error: RapkeyError) -> ! {
 }
 
 fn invalid_argument(what: &str, error: RapkeyError) -> ! {
-    PgError::new(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, format!("invalid rapkey {what}"))
-        .detail(sentence(&error.to_string()))
-        .raise()
+    PgError::new(
+        PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+        format!("invalid rapkey {what}"),
+    )
+    .detail(sentence(&error.to_string()))
+    .raise()
 }
 
 #[pg_extern(sql = false)]
@@ -42,7 +45,9 @@ fn rapkey_domain_check(key: &str) -> bool {
 
 #[pg_extern(sql = false)]
 fn rapkey_check_char(body: &str) -> String {
-    rapkey::check_char(body).unwrap_or_else(|e| invalid_argument("body", e)).to_string()
+    rapkey::check_char(body)
+        .unwrap_or_else(|e| invalid_argument("body", e))
+        .to_string()
 }
 
 #[pg_extern(sql = false)]
@@ -52,8 +57,11 @@ fn rapkey_build(kind: &str, segments: Array<&str>) -> String {
         .enumerate()
         .map(|(i, s)| {
             s.unwrap_or_else(|| {
-                PgError::new(PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED, format!("rapkey segment {} is NULL", i + 1))
-                    .raise()
+                PgError::new(
+                    PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
+                    format!("rapkey segment {} is NULL", i + 1),
+                )
+                .raise()
             })
         })
         .collect();
@@ -83,17 +91,25 @@ fn rapkey_segments(key: &str) -> Vec<String> {
 #[pg_extern(sql = false)]
 fn rapkey_segment(key: &str, n: i32) -> Option<String> {
     let segments = parsed(key).segments;
-    usize::try_from(n).ok().and_then(|n| n.checked_sub(1)).and_then(|i| segments.get(i)).map(|s| s.to_string())
+    usize::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .and_then(|i| segments.get(i))
+        .map(|s| s.to_string())
 }
 
 #[pg_extern(sql = false)]
 fn rapkey_prefix_lo(prefix: &str) -> String {
-    rapkey::prefix_range(prefix).unwrap_or_else(|e| invalid_argument("prefix", e)).0
+    rapkey::prefix_range(prefix)
+        .unwrap_or_else(|e| invalid_argument("prefix", e))
+        .0
 }
 
 #[pg_extern(sql = false)]
 fn rapkey_prefix_hi(prefix: &str) -> String {
-    rapkey::prefix_range(prefix).unwrap_or_else(|e| invalid_argument("prefix", e)).1
+    rapkey::prefix_range(prefix)
+        .unwrap_or_else(|e| invalid_argument("prefix", e))
+        .1
 }
 
 #[pg_extern(sql = false)]

@@ -16,7 +16,12 @@ fn raise(error: SnowflakeError) -> ! {
 }
 
 fn not_configured(message: &str, hint: &str) -> ! {
-    PgError::new(PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, message).hint(hint).raise()
+    PgError::new(
+        PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        message,
+    )
+    .hint(hint)
+    .raise()
 }
 
 fn config() -> Config {
@@ -88,10 +93,12 @@ fn snowflake_sequence(id: i64) -> i32 {
 
 #[pg_extern(sql = false)]
 fn snowflake_min(ts: TimestampWithTimeZone) -> i64 {
-    snowflake::min_id_at(timestamps::unix_millis(ts), guc::snowflake_epoch_ms()).unwrap_or_else(|e| raise(e))
+    snowflake::min_id_at(timestamps::unix_millis(ts), guc::snowflake_epoch_ms())
+        .unwrap_or_else(|e| raise(e))
 }
 
 #[pg_extern(sql = false)]
 fn snowflake_max(ts: TimestampWithTimeZone) -> i64 {
-    snowflake::max_id_at(timestamps::unix_millis(ts), guc::snowflake_epoch_ms()).unwrap_or_else(|e| raise(e))
+    snowflake::max_id_at(timestamps::unix_millis(ts), guc::snowflake_epoch_ms())
+        .unwrap_or_else(|e| raise(e))
 }

@@ -37,7 +37,10 @@ pub fn from_unix_millis(millis: i64) -> TimestampWithTimeZone {
 }
 
 fn clock(id: libc::clockid_t) -> libc::timespec {
-    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // Cannot fail for these clock ids on Linux.
     unsafe { libc::clock_gettime(id, &mut now) };
     now

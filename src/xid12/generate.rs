@@ -4,8 +4,8 @@ use super::parts::{raise, time_of};
 use super::Xid12;
 use crate::{guc, random, shmem, timestamps};
 use idgen_core::xid::{LocalCounter, MonotonicTime, Xid};
-use pgrx::prelude::*;
 use pgrx::pg_sys;
+use pgrx::prelude::*;
 use std::cell::Cell;
 
 thread_local! {
@@ -24,7 +24,9 @@ fn next_counter() -> u32 {
         return value;
     }
     LOCAL_COUNTER.with(|cell| {
-        let mut counter = cell.get().unwrap_or_else(|| LocalCounter::starting_at(random::random_u32()));
+        let mut counter = cell
+            .get()
+            .unwrap_or_else(|| LocalCounter::starting_at(random::random_u32()));
         let value = counter.take();
         cell.set(Some(counter));
         value
@@ -38,20 +40,29 @@ fn pid() -> u16 {
 #[pg_extern(sql = false)]
 fn gen_xid12() -> Xid12 {
     let counter = next_counter();
-    let (time, counter) = LAST.with(|last| {
-        let mut state = last.get();
-        let next = state.next(timestamps::now_unix_seconds(), counter);
-        last.set(state);
-        next
-    })
-    .unwrap_or_else(|e| raise(e));
+    let (time, counter) = LAST
+        .with(|last| {
+            let mut state = last.get();
+            let next = state.next(timestamps::now_unix_seconds(), counter);
+            last.set(state);
+            next
+        })
+        .unwrap_or_else(|e| raise(e));
     Xid12(Xid::from_parts(time, current_machine(), pid(), counter).unwrap_or_else(|e| raise(e)))
 }
 
 #[pg_extern(sql = false)]
 fn gen_xid12_at(ts: TimestampWithTimeZone) -> Xid12 {
     let time = time_of(ts);
-    Xid12(Xid::from_parts(time, current_machine(), pid(), next_counter() & idgen_core::xid::MAX_COUNTER).unwrap_or_else(|e| raise(e)))
+    Xid12(
+        Xid::from_parts(
+            time,
+            current_machine(),
+            pid(),
+            next_counter() & idgen_core::xid::MAX_COUNTER,
+        )
+        .unwrap_or_else(|e| raise(e)),
+    )
 }
 
 #[pg_extern(sql = false)]

@@ -1,8 +1,8 @@
 //! Text and binary I/O, and the bytea casts.
 
 use super::Xid12;
-use crate::errors::{invalid_text, PgError};
 use crate::datum_out::{ByteaDatum, CStringDatum};
+use crate::errors::{invalid_text, PgError};
 use idgen_core::xid::{Xid, LEN};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, Internal, PgSqlErrorCode};

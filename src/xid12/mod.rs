@@ -8,8 +8,8 @@ mod sortsupport;
 
 use idgen_core::xid::{Xid, LEN};
 use pgrx::callconv::{Arg, ArgAbi, BoxRet, FcInfo};
-use pgrx::nullable::Nullable;
 use pgrx::datum::Datum;
+use pgrx::nullable::Nullable;
 use pgrx::pg_sys;
 use pgrx::{impl_sql_translatable, FromDatum, IntoDatum};
 

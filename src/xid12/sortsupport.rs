@@ -12,12 +12,18 @@ use std::ffi::c_int;
 
 #[pg_extern(sql = false)]
 fn xid12_sortsupport(ssup: Internal) {
-    let ssup = ssup.unwrap().expect("sort support needs its state").cast_mut_ptr::<pg_sys::SortSupportData>();
+    let ssup = ssup
+        .unwrap()
+        .expect("sort support needs its state")
+        .cast_mut_ptr::<pg_sys::SortSupportData>();
     unsafe {
         (*ssup).comparator = Some(compare_full);
         if (*ssup).abbreviate {
-            let state = pg_sys::MemoryContextAlloc((*ssup).ssup_cxt, std::mem::size_of::<AbbreviationStats>())
-                .cast::<AbbreviationStats>();
+            let state = pg_sys::MemoryContextAlloc(
+                (*ssup).ssup_cxt,
+                std::mem::size_of::<AbbreviationStats>(),
+            )
+            .cast::<AbbreviationStats>();
             state.write(AbbreviationStats::default());
             (*ssup).ssup_extra = state.cast();
             (*ssup).comparator = Some(compare_abbreviated);
@@ -28,7 +34,11 @@ fn xid12_sortsupport(ssup: Internal) {
     }
 }
 
-unsafe extern "C-unwind" fn compare_full(a: pg_sys::Datum, b: pg_sys::Datum, _: pg_sys::SortSupport) -> c_int {
+unsafe extern "C-unwind" fn compare_full(
+    a: pg_sys::Datum,
+    b: pg_sys::Datum,
+    _: pg_sys::SortSupport,
+) -> c_int {
     Xid12::from_ptr(a).cmp(&Xid12::from_ptr(b)) as c_int
 }
 
@@ -41,16 +51,26 @@ extern "C-unwind" {
 }
 
 #[cfg(any(feature = "pg13", feature = "pg14"))]
-unsafe extern "C-unwind" fn compare_abbreviated(a: pg_sys::Datum, b: pg_sys::Datum, _: pg_sys::SortSupport) -> c_int {
+unsafe extern "C-unwind" fn compare_abbreviated(
+    a: pg_sys::Datum,
+    b: pg_sys::Datum,
+    _: pg_sys::SortSupport,
+) -> c_int {
     a.value().cmp(&b.value()) as c_int
 }
 
-unsafe extern "C-unwind" fn abbreviate(original: pg_sys::Datum, ssup: pg_sys::SortSupport) -> pg_sys::Datum {
+unsafe extern "C-unwind" fn abbreviate(
+    original: pg_sys::Datum,
+    ssup: pg_sys::SortSupport,
+) -> pg_sys::Datum {
     let key = Xid12::from_ptr(original).0.abbreviated();
     (*(*ssup).ssup_extra.cast::<AbbreviationStats>()).add(key);
     pg_sys::Datum::from(key as usize)
 }
 
-unsafe extern "C-unwind" fn abbreviation_is_useless(rows: c_int, ssup: pg_sys::SortSupport) -> bool {
+unsafe extern "C-unwind" fn abbreviation_is_useless(
+    rows: c_int,
+    ssup: pg_sys::SortSupport,
+) -> bool {
     (*(*ssup).ssup_extra.cast::<AbbreviationStats>()).should_abort(rows.into())
 }

@@ -1,10 +1,8 @@
 """rapkey from a real driver: binary mode, and per-prefix numbers under concurrency."""
-import threading
-
 import psycopg
 import pytest
 
-from conftest import connect
+from conftest import connect, run_concurrently
 
 
 def test_binary_mode_round_trip(database):
@@ -32,30 +30,19 @@ def test_eight_connections_take_contiguous_numbers(database):
         conn.execute("DELETE FROM rapkey_counter WHERE prefix = %s", [prefix])
         conn.execute("DROP TABLE IF EXISTS taken")
         conn.execute("CREATE TABLE taken (k rapkey)")
-    errors = []
-    barrier = threading.Barrier(connections)
-
-    def worker() -> None:
-        try:
-            with psycopg.connect(conn_info, autocommit=False) as conn:
-                barrier.wait()
-                for i in range(per_connection):
-                    conn.execute("INSERT INTO taken SELECT rapkey_next(%s)", [prefix])
-                    if i % 7 == 3:
-                        conn.rollback()  # a number taken and given back leaves no gap
-                    else:
-                        conn.commit()
-        except Exception as e:  # reported below
-            errors.append(e)
-
     with connect(dbname=database) as conn:
         conn_info = conn.info.dsn
-    threads = [threading.Thread(target=worker) for _ in range(connections)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+
+    def worker(_k: int) -> None:
+        with psycopg.connect(conn_info, autocommit=False) as conn:
+            for i in range(per_connection):
+                conn.execute("INSERT INTO taken SELECT rapkey_next(%s)", [prefix])
+                if i % 7 == 3:
+                    conn.rollback()  # a number taken and given back leaves no gap
+                else:
+                    conn.commit()
+
+    run_concurrently(connections, worker)
     with connect(dbname=database) as conn:
         committed = conn.execute("SELECT count(*) FROM taken").fetchone()[0]
         numbers = conn.execute(

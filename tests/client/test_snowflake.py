@@ -1,10 +1,8 @@
 """Snowflake ids from many connections at once: never a duplicate inside the cluster."""
-import threading
-
 import psycopg
 import pytest
 
-from conftest import connect
+from conftest import connect, run_concurrently
 
 CONNECTIONS = 16
 PER_CONNECTION = 100_000
@@ -15,28 +13,16 @@ def test_sixteen_connections_100k_each(database):
     with connect(dbname=database) as conn:
         conn.execute("DROP TABLE IF EXISTS flakes")
         conn.execute("CREATE UNLOGGED TABLE flakes (conn int, seq int, id bigint)")
-    errors = []
-    barrier = threading.Barrier(CONNECTIONS)
-
     def worker(k: int) -> None:
-        try:
-            with connect(dbname=database) as conn:
-                conn.execute("SET pg_idgen.worker_id = 42")
-                barrier.wait()
-                for start in range(0, PER_CONNECTION, BATCH):
-                    conn.execute(
-                        "INSERT INTO flakes SELECT %s, g, gen_snowflake() FROM generate_series(%s::int, %s::int) g",
-                        [k, start + 1, start + BATCH],
-                    )
-        except Exception as e:  # reported below
-            errors.append(e)
+        with connect(dbname=database) as conn:
+            conn.execute("SET pg_idgen.worker_id = 42")
+            for start in range(0, PER_CONNECTION, BATCH):
+                conn.execute(
+                    "INSERT INTO flakes SELECT %s, g, gen_snowflake() FROM generate_series(%s::int, %s::int) g",
+                    [k, start + 1, start + BATCH],
+                )
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(CONNECTIONS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_concurrently(CONNECTIONS, worker)
 
     with connect(dbname=database) as conn:
         total, distinct = conn.execute("SELECT count(*), count(DISTINCT id) FROM flakes").fetchone()

@@ -1,12 +1,11 @@
 """xid12 seen from a real driver: binary protocol, COPY, concurrency, dump/restore."""
 import subprocess
-import threading
 
 import psycopg
 import pytest
 from psycopg.adapt import Dumper
 
-from conftest import connect, dsn
+from conftest import connect, dsn, run_concurrently
 
 
 class Xid12Bytes(bytes):
@@ -88,28 +87,16 @@ def test_copy_binary_round_trip(database):
 
 
 def insert_concurrently(kind: str, dbname: str, connections: int, per_connection: int, batch: int) -> None:
-    errors = []
-    barrier = threading.Barrier(connections)
-
     def worker(k: int) -> None:
-        try:
-            with connect(kind, dbname) as conn:
-                barrier.wait()
-                for start in range(0, per_connection, batch):
-                    conn.execute(
-                        "INSERT INTO gen_ids (conn, seq, id) "
-                        "SELECT %s, g, gen_xid12() FROM generate_series(%s::int, %s::int) g",
-                        [k, start + 1, min(start + batch, per_connection)],
-                    )
-        except Exception as e:  # reported below
-            errors.append(e)
+        with connect(kind, dbname) as conn:
+            for start in range(0, per_connection, batch):
+                conn.execute(
+                    "INSERT INTO gen_ids (conn, seq, id) "
+                    "SELECT %s, g, gen_xid12() FROM generate_series(%s::int, %s::int) g",
+                    [k, start + 1, min(start + batch, per_connection)],
+                )
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(connections)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_concurrently(connections, worker)
 
 
 def check_generated(conn, total: int) -> None:

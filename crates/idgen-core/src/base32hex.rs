@@ -35,7 +35,10 @@ impl std::fmt::Display for DecodeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DecodeError::Length(n) => {
-                write!(f, "The text must be {CHARS} base32hex characters; it has {n} bytes.")
+                write!(
+                    f,
+                    "The text must be {CHARS} base32hex characters; it has {n} bytes."
+                )
             }
             DecodeError::Symbol { position } => write!(
                 f,
@@ -109,7 +112,10 @@ mod tests {
     fn rejects_bad_text() {
         assert_eq!(decode(b""), Err(DecodeError::Length(0)));
         assert_eq!(decode(b"0000000000000000000"), Err(DecodeError::Length(19)));
-        assert_eq!(decode(b"000000000000000000000"), Err(DecodeError::Length(21)));
+        assert_eq!(
+            decode(b"000000000000000000000"),
+            Err(DecodeError::Length(21))
+        );
         assert_eq!(
             decode(b"0000000000w000000000"),
             Err(DecodeError::Symbol { position: 10 })
@@ -122,8 +128,14 @@ mod tests {
             decode(b"000000000\x000000000000"),
             Err(DecodeError::Symbol { position: 9 })
         );
-        assert_eq!(decode(b"00000000000000000001"), Err(DecodeError::NonCanonical));
-        assert_eq!(decode(b"0000000000000000000v"), Err(DecodeError::NonCanonical));
+        assert_eq!(
+            decode(b"00000000000000000001"),
+            Err(DecodeError::NonCanonical)
+        );
+        assert_eq!(
+            decode(b"0000000000000000000v"),
+            Err(DecodeError::NonCanonical)
+        );
         assert!(decode("000000000000000000é".as_bytes()).is_err());
     }
 

@@ -11,7 +11,9 @@ pub struct DistinctEstimator {
 
 impl Default for DistinctEstimator {
     fn default() -> Self {
-        DistinctEstimator { registers: [0; REGISTERS] }
+        DistinctEstimator {
+            registers: [0; REGISTERS],
+        }
     }
 }
 
@@ -35,7 +37,11 @@ impl DistinctEstimator {
     pub fn estimate(&self) -> f64 {
         let m = REGISTERS as f64;
         let alpha = 0.7213 / (1.0 + 1.079 / m);
-        let sum: f64 = self.registers.iter().map(|&r| 2f64.powi(-i32::from(r))).sum();
+        let sum: f64 = self
+            .registers
+            .iter()
+            .map(|&r| 2f64.powi(-i32::from(r)))
+            .sum();
         let raw = alpha * m * m / sum;
         let empty = self.registers.iter().filter(|&&r| r == 0).count();
         if raw <= 2.5 * m && empty > 0 {

@@ -36,9 +36,18 @@ mod tests {
         assert_eq!(unix_seconds(-1), PG_EPOCH_UNIX_SECONDS - 1);
         assert_eq!(unix_seconds(1_999_999), PG_EPOCH_UNIX_SECONDS + 1);
         assert_eq!(unix_millis(-1), PG_EPOCH_UNIX_SECONDS * 1000 - 1);
-        assert_eq!(pg_micros_from_unix_seconds(PG_EPOCH_UNIX_SECONDS + 2), Some(2_000_000));
-        assert_eq!(pg_micros_from_unix_millis(PG_EPOCH_UNIX_SECONDS * 1000 + 3), Some(3_000));
-        assert_eq!(unix_seconds(i64::MAX), i64::MAX / 1_000_000 + PG_EPOCH_UNIX_SECONDS);
+        assert_eq!(
+            pg_micros_from_unix_seconds(PG_EPOCH_UNIX_SECONDS + 2),
+            Some(2_000_000)
+        );
+        assert_eq!(
+            pg_micros_from_unix_millis(PG_EPOCH_UNIX_SECONDS * 1000 + 3),
+            Some(3_000)
+        );
+        assert_eq!(
+            unix_seconds(i64::MAX),
+            i64::MAX / 1_000_000 + PG_EPOCH_UNIX_SECONDS
+        );
         assert_eq!(pg_micros_from_unix_seconds(i64::MAX), None);
     }
 }

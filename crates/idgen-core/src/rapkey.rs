@@ -415,7 +415,11 @@ fn is_valid_bytes(key: &[u8]) -> bool {
             _ => return false,
         };
         part_len += 1;
-        let limit = if dots == 0 { MAX_TYPE_LEN } else { MAX_SEGMENT_LEN };
+        let limit = if dots == 0 {
+            MAX_TYPE_LEN
+        } else {
+            MAX_SEGMENT_LEN
+        };
         if part_len > limit {
             return false;
         }

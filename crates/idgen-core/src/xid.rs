@@ -67,7 +67,12 @@ pub fn time_field(unix_seconds: i64) -> Result<u32, XidError> {
 }
 
 impl Xid {
-    pub fn from_parts(time: u32, machine: [u8; 3], pid: u16, counter: u32) -> Result<Xid, XidError> {
+    pub fn from_parts(
+        time: u32,
+        machine: [u8; 3],
+        pid: u16,
+        counter: u32,
+    ) -> Result<Xid, XidError> {
         if counter > MAX_COUNTER {
             return Err(XidError::CounterOutOfRange(counter.into()));
         }
@@ -80,9 +85,15 @@ impl Xid {
     }
 
     /// Builds an id from unchecked parts, as given in SQL.
-    pub fn from_raw_parts(unix_seconds: i64, machine: &[u8], pid: i64, counter: i64) -> Result<Xid, XidError> {
+    pub fn from_raw_parts(
+        unix_seconds: i64,
+        machine: &[u8],
+        pid: i64,
+        counter: i64,
+    ) -> Result<Xid, XidError> {
         let time = time_field(unix_seconds)?;
-        let machine = <[u8; 3]>::try_from(machine).map_err(|_| XidError::MachineLength(machine.len()))?;
+        let machine =
+            <[u8; 3]>::try_from(machine).map_err(|_| XidError::MachineLength(machine.len()))?;
         let pid = u16::try_from(pid).map_err(|_| XidError::PidOutOfRange(pid))?;
         let counter = u32::try_from(counter)
             .ok()
@@ -232,18 +243,36 @@ mod tests {
         assert_eq!(time_field(-1), Err(XidError::TimeOutOfRange(-1)));
         assert_eq!(time_field(1 << 32), Err(XidError::TimeOutOfRange(1 << 32)));
         assert_eq!(time_field(u32::MAX.into()), Ok(u32::MAX));
-        assert_eq!(machine_from_int(16_777_216), Err(XidError::MachineOutOfRange(16_777_216)));
+        assert_eq!(
+            machine_from_int(16_777_216),
+            Err(XidError::MachineOutOfRange(16_777_216))
+        );
         assert_eq!(machine_from_int(-1), Err(XidError::MachineOutOfRange(-1)));
         assert_eq!(machine_from_int(0x010203), Ok([1, 2, 3]));
     }
 
     #[test]
     fn raw_parts_are_checked() {
-        assert_eq!(Xid::from_raw_parts(-1, &[0; 3], 0, 0), Err(XidError::TimeOutOfRange(-1)));
-        assert_eq!(Xid::from_raw_parts(0, &[0; 4], 0, 0), Err(XidError::MachineLength(4)));
-        assert_eq!(Xid::from_raw_parts(0, &[0; 3], 65536, 0), Err(XidError::PidOutOfRange(65536)));
-        assert_eq!(Xid::from_raw_parts(0, &[0; 3], -1, 0), Err(XidError::PidOutOfRange(-1)));
-        assert_eq!(Xid::from_raw_parts(0, &[0; 3], 0, -1), Err(XidError::CounterOutOfRange(-1)));
+        assert_eq!(
+            Xid::from_raw_parts(-1, &[0; 3], 0, 0),
+            Err(XidError::TimeOutOfRange(-1))
+        );
+        assert_eq!(
+            Xid::from_raw_parts(0, &[0; 4], 0, 0),
+            Err(XidError::MachineLength(4))
+        );
+        assert_eq!(
+            Xid::from_raw_parts(0, &[0; 3], 65536, 0),
+            Err(XidError::PidOutOfRange(65536))
+        );
+        assert_eq!(
+            Xid::from_raw_parts(0, &[0; 3], -1, 0),
+            Err(XidError::PidOutOfRange(-1))
+        );
+        assert_eq!(
+            Xid::from_raw_parts(0, &[0; 3], 0, -1),
+            Err(XidError::CounterOutOfRange(-1))
+        );
         assert_eq!(
             Xid::from_raw_parts(7, &[1, 2, 3], 65535, 0xffffff),
             Xid::from_parts(7, [1, 2, 3], 65535, 0xffffff)
@@ -297,7 +326,10 @@ mod tests {
         assert!(g.next(last, 5).is_ok());
         assert_eq!(g.next(last, 5), Err(XidError::TimeOutOfRange(last + 1)));
         assert_eq!(g.next(last + 1, 6), Err(XidError::TimeOutOfRange(last + 1)));
-        assert_eq!(MonotonicTime::new().next(-5, 6), Err(XidError::TimeOutOfRange(-5)));
+        assert_eq!(
+            MonotonicTime::new().next(-5, 6),
+            Err(XidError::TimeOutOfRange(-5))
+        );
     }
 
     #[test]

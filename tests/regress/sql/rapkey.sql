@@ -3,14 +3,6 @@ SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pg_idgen;
 RESET client_min_messages;
 
-CREATE FUNCTION pg_temp.error_of(statement text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE statement;
-    RETURN 'ok';
-EXCEPTION WHEN others THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
-
 -- The specification's vectors are valid keys.
 SELECT k, rapkey_is_valid(k), k::rapkey AS as_domain
 FROM unnest(ARRAY['ord.cn.sh.202407.8842-2', 'usr.cn.10001-x', 'pay.us.ca.acme.202406.3311-h',
@@ -34,7 +26,7 @@ SELECT 'ord.cn.sh.202407.8842-2-2'::rapkey;
 SELECT 'ord.a.b.c.d.e.f-2'::rapkey;
 SELECT ''::rapkey;
 SELECT ('ord.' || repeat('a', 130) || '-2')::rapkey;
-SELECT pg_temp.error_of($$SELECT 'ord.cn.sh.202407.8842-3'::rapkey$$);
+SELECT test_helpers.error_of($$SELECT 'ord.cn.sh.202407.8842-3'::rapkey$$);
 SELECT NULL::rapkey IS NULL AS nulls_allowed;
 CREATE TEMP TABLE orders (order_key rapkey PRIMARY KEY, n int);
 INSERT INTO orders VALUES ('ord.cn.sh.202407.8842-2', 1);
@@ -56,7 +48,7 @@ SELECT rapkey_build(NULL, 'cn') IS NULL AS strict;
 SELECT to_rapkey('  ORD.CN.SH.202407.8842-2 ');
 SELECT to_rapkey('ord.cn.sh.202407.8842-3');
 SELECT to_rapkey('ord.cn.sh.202407.8842');
-SELECT pg_temp.error_of($$SELECT to_rapkey('ord.cn.sh.202407.8842-3')$$);
+SELECT test_helpers.error_of($$SELECT to_rapkey('ord.cn.sh.202407.8842-3')$$);
 SELECT rapkey_check_char('ord.cn.Sh');
 SELECT rapkey_check_char('ord');
 

@@ -4,18 +4,10 @@ CREATE EXTENSION IF NOT EXISTS pg_idgen;
 RESET client_min_messages;
 SET timezone = 'UTC';
 
-CREATE FUNCTION pg_temp.error_of(statement text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE statement;
-    RETURN 'ok';
-EXCEPTION WHEN others THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
-
 -- Without a worker id there is no id: a silent default would collide across nodes.
 SHOW pg_idgen.worker_id;
 SELECT gen_snowflake();
-SELECT pg_temp.error_of('SELECT gen_snowflake()');
+SELECT test_helpers.error_of('SELECT gen_snowflake()');
 
 SET pg_idgen.worker_id = 7;
 SELECT snowflake_worker(id) AS worker, snowflake_sequence(id) BETWEEN 0 AND 4095 AS sequence_ok,
@@ -39,7 +31,7 @@ SELECT snowflake_time((1000::bigint << 22) | (5 << 12) | 7) AS t,
 SELECT snowflake_time(9223372036854775807), snowflake_worker(9223372036854775807), snowflake_sequence(9223372036854775807);
 SELECT snowflake_worker(-1);
 SELECT snowflake_time(-4611686018427387904);
-SELECT pg_temp.error_of('SELECT snowflake_sequence(-5)');
+SELECT test_helpers.error_of('SELECT snowflake_sequence(-5)');
 
 -- Bounds for time-range scans: the smallest and largest ids of a millisecond.
 SELECT snowflake_min('2024-07-01 00:00:00.123+00'), snowflake_max('2024-07-01 00:00:00.123+00');
@@ -50,7 +42,7 @@ SELECT snowflake_min('2010-11-04 01:42:54.656+00');
 SELECT snowflake_max('2080-07-10 17:30:30.208+00') = 9223372036854775807 AS last_ms;
 SELECT snowflake_max('2080-07-10 17:30:30.209+00');
 SELECT snowflake_min('infinity');
-SELECT pg_temp.error_of($$SELECT snowflake_min('2090-01-01')$$);
+SELECT test_helpers.error_of($$SELECT snowflake_min('2090-01-01')$$);
 SELECT count(*) = 100000 AS all_in_range FROM flakes
 WHERE id BETWEEN snowflake_min(now() - interval '1 hour') AND snowflake_max(clock_timestamp() + interval '1 hour');
 
@@ -65,7 +57,7 @@ RESET pg_idgen.snowflake_epoch;
 SHOW pg_idgen.snowflake_epoch;
 -- An epoch in the future means the clock is before the epoch: an error, not a negative id.
 SET pg_idgen.snowflake_epoch = '4000000000000';
-SELECT pg_temp.error_of('SELECT gen_snowflake()')
+SELECT test_helpers.error_of('SELECT gen_snowflake()')
        LIKE '22008: time % ms since 1970-01-01 is before the snowflake epoch 4000000000000 ms (pg_idgen.snowflake_epoch)' AS before_epoch;
 RESET pg_idgen.snowflake_epoch;
 

@@ -4,14 +4,6 @@ CREATE EXTENSION IF NOT EXISTS pg_idgen;
 RESET client_min_messages;
 SET timezone = 'UTC';
 
-CREATE FUNCTION pg_temp.error_of(statement text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE statement;
-    RETURN 'ok';
-EXCEPTION WHEN others THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
-
 -- gen_xid12(): now, this machine, this backend, strictly increasing within the session.
 SELECT abs(extract(epoch FROM xid12_time(x) - now())) < 5 AS time_is_now,
        xid12_machine(x) = xid12_current_machine() AS this_machine,
@@ -54,15 +46,15 @@ SELECT xid12_time(gen_xid12('1970-01-01 00:00:00+00')), xid12_time(gen_xid12('21
 SELECT gen_xid12('1969-12-31 23:59:59+00');
 SELECT gen_xid12('2106-02-07 06:28:16+00');
 SELECT gen_xid12('infinity');
-SELECT pg_temp.error_of($$SELECT gen_xid12('-infinity')$$);
+SELECT test_helpers.error_of($$SELECT gen_xid12('-infinity')$$);
 SELECT gen_xid12(NULL) IS NULL AS strict;
 
 -- Per-second bounds for range scans.
 SELECT xid12_min('2024-07-01 00:00:00.999+00'), xid12_max('2024-07-01 00:00:00+00');
 SELECT xid12_time(xid12_min('2024-07-01 10:00:00+00')), xid12_time(xid12_max('2024-07-01 10:00:00+00'));
 SELECT xid12_min('2024-07-01') < gen_xid12('2024-07-01') AND gen_xid12('2024-07-01') < xid12_max('2024-07-01') AS bracketed;
-SELECT pg_temp.error_of($$SELECT xid12_min('1960-01-01')$$);
-SELECT pg_temp.error_of($$SELECT xid12_max('2200-01-01')$$);
+SELECT test_helpers.error_of($$SELECT xid12_min('1960-01-01')$$);
+SELECT test_helpers.error_of($$SELECT xid12_max('2200-01-01')$$);
 
 -- From parts, and back.
 SELECT xid12_from_parts('2011-03-22 17:50:19+00', '\x60f486', 58408, 4271561) AS rs_xid_example;
@@ -74,8 +66,8 @@ SELECT xid12_from_parts('2024-01-01', '\x010203', -1, 1);
 SELECT xid12_from_parts('2024-01-01', '\x010203', 1, 16777216);
 SELECT xid12_from_parts('2024-01-01', '\x010203', 1, -1);
 SELECT xid12_from_parts('1969-12-31 23:59:59+00', '\x010203', 1, 1);
-SELECT pg_temp.error_of($$SELECT xid12_from_parts('2024-01-01', '\x010203', 70000, 1)$$);
-SELECT pg_temp.error_of($$SELECT xid12_from_parts('3000-01-01', '\x010203', 1, 1)$$);
+SELECT test_helpers.error_of($$SELECT xid12_from_parts('2024-01-01', '\x010203', 70000, 1)$$);
+SELECT test_helpers.error_of($$SELECT xid12_from_parts('3000-01-01', '\x010203', 1, 1)$$);
 
 -- Labels users rely on: volatility, strictness, parallel safety.
 SELECT p.oid::regprocedure AS function, p.provolatile, p.proisstrict, p.proparallel

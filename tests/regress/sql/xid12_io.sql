@@ -4,15 +4,6 @@ CREATE EXTENSION IF NOT EXISTS pg_idgen;
 RESET client_min_messages;
 SET timezone = 'UTC';
 
--- Reports the SQLSTATE and message of a statement's error, or 'ok'.
-CREATE FUNCTION pg_temp.error_of(statement text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE statement;
-    RETURN 'ok';
-EXCEPTION WHEN others THEN
-    RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
-
 -- The rs/xid documentation's example id and its parts.
 SELECT '9m4e2mr0ui3e8a215n4g'::xid12 AS id;
 SELECT xid12_time(x), xid12_machine(x), xid12_pid(x), xid12_counter(x)
@@ -37,12 +28,12 @@ SELECT '9m4e2mr0ui3e 8a215n4g'::xid12;
 SELECT ' 9m4e2mr0ui3e8a215n4g'::xid12;
 SELECT '9m4e2mr0ui3e8a215n4é'::xid12;
 SELECT '9m4e2mr0ui3e8a-15n4g'::xid12;
-SELECT pg_temp.error_of($$SELECT 'zzzzzzzzzzzzzzzzzzzz'::xid12$$);
-SELECT pg_temp.error_of($$SELECT ''::xid12$$);
-SELECT pg_temp.error_of($$SELECT '0000000000000000000v'::xid12$$);
+SELECT test_helpers.error_of($$SELECT 'zzzzzzzzzzzzzzzzzzzz'::xid12$$);
+SELECT test_helpers.error_of($$SELECT ''::xid12$$);
+SELECT test_helpers.error_of($$SELECT '0000000000000000000v'::xid12$$);
 -- A NUL cannot reach the input function: PostgreSQL's own text rules reject it first.
-SELECT pg_temp.error_of($$SELECT E'9m4e2mr0ui3e8a215n4\x00'::xid12$$);
-SELECT pg_temp.error_of($$SELECT convert_from('\x396d34650000'::bytea, 'UTF8')::xid12$$);
+SELECT test_helpers.error_of($$SELECT E'9m4e2mr0ui3e8a215n4\x00'::xid12$$);
+SELECT test_helpers.error_of($$SELECT convert_from('\x396d34650000'::bytea, 'UTF8')::xid12$$);
 
 -- Every accepted lowercase text round-trips, and text order is byte order.
 SELECT count(*) AS mismatches
@@ -59,7 +50,7 @@ WHERE (x < y) <> (x::text COLLATE "C" < y::text COLLATE "C")
 SELECT '\x4d88e15b60f486e428412dc9'::bytea::xid12;
 SELECT '\x4d88e15b60f486e428412d'::bytea::xid12;
 SELECT '\x4d88e15b60f486e428412dc900'::bytea::xid12;
-SELECT pg_temp.error_of($$SELECT ''::bytea::xid12$$);
+SELECT test_helpers.error_of($$SELECT ''::bytea::xid12$$);
 
 -- text casts: explicit from text, assignment to text.
 CREATE TEMP TABLE t_text (s text);

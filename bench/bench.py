@@ -93,11 +93,11 @@ def main() -> None:
         conn.execute(
             "CREATE TABLE bench_keys AS SELECT rapkey_build('ord', 'cn', 'sh', '2024' || lpad((g % 12 + 1)::text, 2, '0'), g::text)::text AS k "
             "FROM generate_series(1, 1000000) g")
-        conn.execute("CREATE TABLE bench_rk (k rapkey)")
-        conn.execute('CREATE TABLE bench_text (k text COLLATE "C")')
+        conn.execute("CREATE UNLOGGED TABLE bench_rk (k rapkey)")
+        conn.execute('CREATE UNLOGGED TABLE bench_text (k text COLLATE "C")')
         conn.execute('DROP DOMAIN IF EXISTS bench_trivial_domain')
         conn.execute('CREATE DOMAIN bench_trivial_domain AS text COLLATE "C" CHECK (length(VALUE) > 0)')
-        conn.execute("CREATE TABLE bench_trivial (k bench_trivial_domain)")
+        conn.execute("CREATE UNLOGGED TABLE bench_trivial (k bench_trivial_domain)")
         compare(conn, "insert 1M keys: rapkey column vs text COLLATE \"C\" column",
                 "TRUNCATE bench_rk; INSERT INTO bench_rk SELECT k FROM bench_keys",
                 "TRUNCATE bench_text; INSERT INTO bench_text SELECT k FROM bench_keys", 1.25)

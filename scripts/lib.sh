@@ -31,6 +31,7 @@ ensure_deps() {
     if ! grep -qs "pg15" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"; then
         cargo pgrx init --pg15 "$PG_CONFIG" >/dev/null
     fi
+    BINDIR=$("$PG_CONFIG" --bindir)
 }
 
 ensure_venv() {
@@ -48,8 +49,6 @@ install_extension() {
     say "building and installing pg_idgen ($1)"
     (cd "$ROOT" && cargo pgrx install --pg-config "$PG_CONFIG" $flags)
 }
-
-BINDIR=$("$PG_CONFIG" --bindir)
 
 # start_cluster DIR PORT [preload]: a throwaway cluster owned by the postgres OS user,
 # listening only on its own socket directory DIR/sock.

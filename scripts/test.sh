@@ -7,12 +7,12 @@ PRELOADED=$ROOT/target/test-cluster
 PLAIN=$ROOT/target/test-cluster-plain
 PORT=${PG_IDGEN_TEST_PORT:-54398}
 PLAIN_PORT=$((PORT - 1))
-PG_REGRESS=$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress
 
 trap 'stop_cluster "$PRELOADED"; stop_cluster "$PLAIN"' EXIT
 
 ensure_deps
 ensure_venv
+PG_REGRESS=$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress
 
 say "unit and property tests (idgen-core)"
 (cd "$ROOT" && cargo test -p idgen-core)

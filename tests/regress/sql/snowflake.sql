@@ -80,6 +80,25 @@ SET pg_idgen.worker_id = 0;
 SELECT gen_snowflake() > (SELECT max(id) FROM flakes) AS still_increasing;
 RESET pg_idgen.worker_id;
 
+-- Moving the epoch later makes new ids fall behind the last one issued, exactly as a clock
+-- stepping back would: within pg_idgen.snowflake_max_backward_ms the call waits, beyond it fails.
+SET pg_idgen.worker_id = 7;
+SELECT gen_snowflake() AS last_id \gset
+SET pg_idgen.snowflake_epoch = '1288834975257';
+SELECT clock_timestamp() AS started \gset
+SELECT gen_snowflake() > :last_id AS increased_after_waiting,
+       clock_timestamp() - :'started' >= interval '500 ms' AS waited;
+SET pg_idgen.snowflake_epoch = '1288834977657';
+SELECT test_helpers.error_of('SELECT gen_snowflake()')
+       LIKE '55000: pg_idgen.snowflake_epoch changed from % to 1288834977657 ms, which puts new ids % ms behind the last issued id, more than pg_idgen.snowflake_max_backward_ms (1000 ms)' AS beyond_bound;
+SET pg_idgen.snowflake_max_backward_ms = 60000;
+SELECT clock_timestamp() AS started \gset
+SELECT gen_snowflake() > :last_id AS waited_longer, clock_timestamp() - :'started' >= interval '2 s' AS waited;
+RESET pg_idgen.snowflake_max_backward_ms;
+RESET pg_idgen.snowflake_epoch;
+SELECT gen_snowflake() > :last_id AS back_on_the_default_epoch;
+RESET pg_idgen.worker_id;
+
 -- Labels.
 SELECT p.oid::regprocedure AS function, p.provolatile, p.proisstrict, p.proparallel
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'

@@ -4,20 +4,23 @@
 # runs a short demo and leaves the cluster running for you to connect to.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-DIR=$ROOT/target/demo-cluster
 PORT=${PG_IDGEN_DEMO_PORT:-54399}
 
 ensure_deps
 install_extension release
-say "starting a throwaway cluster in $DIR (port $PORT)"
-start_cluster "$DIR" "$PORT" preload
-as_postgres "$BINDIR/psql" -h "$DIR/sock" -p "$PORT" -U postgres -d postgres -X -q \
+say "starting a throwaway cluster in $CLUSTERS/demo (port $PORT)"
+start_cluster demo "$PORT" preload
+# The demo cluster is a Snowflake worker; a real cluster picks its own id (0..1023).
+"$BINDIR/psql" -h "$(socket_dir demo)" -p "$PORT" -U postgres -d postgres -X -q \
+    -c "ALTER SYSTEM SET pg_idgen.worker_id = 1" -c "SELECT pg_reload_conf()" >/dev/null
+sleep 0.3
+"$BINDIR/psql" -h "$(socket_dir demo)" -p "$PORT" -U postgres -d postgres -X -q \
     -v ON_ERROR_STOP=1 -f "$ROOT/scripts/demo.sql"
 
 cat <<MSG
 
 pg_idgen is running. Connect with:
-    runuser -u postgres -- psql -h $DIR/sock -p $PORT -U postgres
+    $BINDIR/psql -h $(socket_dir demo) -p $PORT -U postgres
 Stop the cluster with:
-    runuser -u postgres -- $BINDIR/pg_ctl -D $DIR/data stop
+    $([ -n "$SUDO" ] && echo "sudo -u postgres" || echo "runuser -u postgres --") $BINDIR/pg_ctl -D $CLUSTERS/demo/data stop
 MSG

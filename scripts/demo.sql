@@ -24,7 +24,7 @@ SELECT rapkey_build('pay', 'us', 'ca', 'acme', '202406', '3311') AS built,
        rapkey_prefix_lo('ord.cn.sh.202407') AS lo, rapkey_prefix_hi('ord.cn.sh.202407') AS hi;
 
 \echo '== snowflake: 64-bit ids unique within the cluster'
-SET pg_idgen.worker_id = 1;
+
 SELECT id, snowflake_time(id), snowflake_worker(id), snowflake_sequence(id)
 FROM (SELECT gen_snowflake() AS id FROM generate_series(1, 3)) s;
 

@@ -4,12 +4,19 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PG_CONFIG=${PG_CONFIG:-/usr/bin/pg_config}
 PGRX_VERSION=0.18.1
+# Throwaway clusters live outside the checkout, which the postgres user may not be able to enter.
+CLUSTERS=${PG_IDGEN_CLUSTERS:-/var/tmp/pg_idgen}
+BINDIR=""
 
 say() { printf '\n== %s\n' "$*"; }
 
-as_postgres() {
-    if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
-}
+if [ "$(id -u)" = 0 ]; then
+    SUDO=""
+    as_postgres() { runuser -u postgres -- "$@"; }
+else
+    SUDO=sudo
+    as_postgres() { sudo -u postgres -- "$@"; }
+fi
 
 # Debian packages, cargo-pgrx and pgrx's config, a Python venv for client tests.
 ensure_deps() {
@@ -20,9 +27,8 @@ ensure_deps() {
     done
     if [ -n "$missing" ]; then
         say "installing Debian packages:$missing"
-        local sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
-        $sudo apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
+        $SUDO apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
     fi
     if ! cargo pgrx --version 2>/dev/null | grep -q "$PGRX_VERSION"; then
         say "installing cargo-pgrx $PGRX_VERSION (about 10 minutes, once)"
@@ -46,33 +52,37 @@ ensure_venv() {
 install_extension() {
     local flags=""
     [ "${1:-debug}" = release ] && flags="--release"
+    [ -n "$SUDO" ] && flags="$flags --sudo"
     say "building and installing pg_idgen ($1)"
     (cd "$ROOT" && cargo pgrx install --pg-config "$PG_CONFIG" $flags)
 }
 
-# start_cluster DIR PORT [preload]: a throwaway cluster owned by the postgres OS user,
-# listening only on its own socket directory DIR/sock.
+# start_cluster NAME PORT [preload|plain]: a throwaway cluster in $CLUSTERS/NAME, run by the
+# postgres OS user, listening only on its own socket directory (echoed as the result).
 start_cluster() {
-    local dir=$1 port=$2 preload=${3:-preload}
-    stop_cluster "$dir"
-    rm -rf "$dir"
-    mkdir -p "$dir/sock"
-    chown -R postgres:postgres "$dir" 2>/dev/null || true
+    local dir=$CLUSTERS/$1 port=$2 preload=${3:-preload}
+    stop_cluster "$1"
+    $SUDO rm -rf "$dir"
+    $SUDO mkdir -p "$dir/sock"
+    $SUDO chmod 755 "$CLUSTERS"
+    $SUDO chown -R postgres:postgres "$dir"
     as_postgres "$BINDIR/initdb" -D "$dir/data" -U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8 >/dev/null
-    {
-        echo "listen_addresses = ''"
-        echo "port = $port"
-        echo "unix_socket_directories = '$dir/sock'"
-        echo "fsync = off"
-        echo "max_connections = 60"
-        [ "$preload" = preload ] && echo "shared_preload_libraries = 'pg_idgen'"
-    } >> "$dir/data/postgresql.conf"
+    as_postgres tee -a "$dir/data/postgresql.conf" >/dev/null <<CONF
+listen_addresses = ''
+port = $port
+unix_socket_directories = '$dir/sock'
+fsync = off
+max_connections = 60
+$([ "$preload" = preload ] && echo "shared_preload_libraries = 'pg_idgen'")
+CONF
     as_postgres "$BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null
 }
 
 stop_cluster() {
-    local dir=$1
-    if [ -f "$dir/data/postmaster.pid" ]; then
+    local dir=$CLUSTERS/$1
+    if [ -n "$BINDIR" ] && [ -f "$dir/data/postmaster.pid" ]; then
         as_postgres "$BINDIR/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
     fi
 }
+
+socket_dir() { echo "$CLUSTERS/$1/sock"; }

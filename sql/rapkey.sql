@@ -37,7 +37,7 @@ CREATE FUNCTION rapkey_prefix_hi(prefix text) RETURNS text
 -- needs it not to be STRICT; a NULL argument still gives NULL).
 CREATE FUNCTION rapkey_has_prefix(key rapkey, prefix text) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$ SELECT key >= rapkey_prefix_lo(prefix) AND key < rapkey_prefix_hi(prefix) $$;
+    AS $$ SELECT key >= @extschema@.rapkey_prefix_lo(prefix) AND key < @extschema@.rapkey_prefix_hi(prefix) $$;
 
 -- Per-prefix sequence numbers ---------------------------------------------------------------
 -- The last number handed out under each prefix. A transaction that takes a number holds the

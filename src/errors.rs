@@ -2,6 +2,7 @@
 
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
+use std::borrow::Cow;
 
 pub struct PgError {
     code: PgSqlErrorCode,
@@ -64,5 +65,16 @@ pub fn sentence(phrase: &str) -> String {
     match chars.next() {
         Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str()),
         None => String::new(),
+    }
+}
+
+/// Text from the server as a Rust string. In a database whose encoding is not UTF-8 the bytes
+/// may not be UTF-8: then every non-ASCII byte becomes `?`, which keeps validation and
+/// messages correct in any server encoding (ids and keys are ASCII, so such text is
+/// invalid input anyway).
+pub fn server_text(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => Cow::Owned(bytes.iter().map(|&b| if b.is_ascii() { b as char } else { '?' }).collect()),
     }
 }

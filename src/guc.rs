@@ -37,7 +37,10 @@ unsafe extern "C-unwind" fn assign_machine_id(newval: i32, _extra: *mut c_void) 
     MACHINE.store(u32::from_be_bytes([0, a, b, c]), Ordering::Relaxed);
 }
 
-/// -1: unset; snowflake generation refuses to guess one.
+/// -1: unset; snowflake generation refuses to guess one. The worker id and the epoch are
+/// set for the whole cluster (postgresql.conf or ALTER SYSTEM), never per session: every
+/// backend shares one generator state, and a session with its own epoch would move that
+/// state for everyone.
 pub static WORKER_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
 
 pub static MAX_BACKWARD_MS: GucSetting<i32> =
@@ -107,7 +110,7 @@ pub fn register() {
         &WORKER_ID,
         -1,
         MAX_WORKER as i32,
-        GucContext::Suset,
+        GucContext::Sighup,
         GucFlags::default(),
     );
     GucRegistry::define_int_guc(
@@ -126,7 +129,7 @@ pub fn register() {
             c"Epoch of snowflake ids, in unix milliseconds.",
             c"The default, 1288834974657, is 2010-11-04 01:42:54.657 UTC. Changing it changes what existing ids decode to.",
             &EPOCH_TEXT,
-            GucContext::Suset,
+            GucContext::Sighup,
             GucFlags::default(),
             Some(check_epoch),
             Some(assign_epoch),

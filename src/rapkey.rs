@@ -4,6 +4,11 @@ use crate::errors::{invalid_text, sentence, PgError};
 use idgen_core::rapkey::{self, RapkeyError};
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
+use std::borrow::Cow;
+
+// Text arguments arrive as their bytes: pgrx's `&str` panics on text that is not UTF-8
+// (a LATIN1 or SQL_ASCII database).
+use crate::errors::server_text as text;
 
 fn invalid_rapkey(input: &str, error: RapkeyError) -> ! {
     invalid_text("rapkey", input, sentence(&error.to_string()))
@@ -19,15 +24,16 @@ fn invalid_argument(what: &str, error: RapkeyError) -> ! {
 }
 
 #[pg_extern(sql = false)]
-fn rapkey_is_valid(key: &str) -> bool {
-    rapkey::is_valid(key)
+fn rapkey_is_valid(key: &[u8]) -> bool {
+    rapkey::is_valid(&text(key))
 }
 
 /// The domain's CHECK: true, or an error saying what is wrong (a bare `false` would only
 /// say "violates check constraint").
 #[pg_extern(sql = false)]
-fn rapkey_domain_check(key: &str) -> bool {
-    match rapkey::validate(key) {
+fn rapkey_domain_check(key: &[u8]) -> bool {
+    let key = text(key);
+    match rapkey::validate(&key) {
         Ok(()) => true,
         Err(error) => {
             let mut report = PgError::new(
@@ -36,7 +42,7 @@ fn rapkey_domain_check(key: &str) -> bool {
             )
             .detail(format!("\"{key}\": {}", sentence(&error.to_string())));
             if !error.is_checksum() {
-                report = report.hint("A rapkey is type.segment[.segment…]-c: a type of 2 to 8 letters, 1 to 5 segments of [a-z0-9], and a check character.");
+                report = report.hint("A rapkey is type.segment[.segment...]-c: a type of 2 to 8 letters, 1 to 5 segments of [a-z0-9], and a check character.");
             }
             report.raise()
         }
@@ -44,19 +50,19 @@ fn rapkey_domain_check(key: &str) -> bool {
 }
 
 #[pg_extern(sql = false)]
-fn rapkey_check_char(body: &str) -> String {
-    rapkey::check_char(body)
+fn rapkey_check_char(body: &[u8]) -> String {
+    rapkey::check_char(&text(body))
         .unwrap_or_else(|e| invalid_argument("body", e))
         .to_string()
 }
 
 #[pg_extern(sql = false)]
-fn rapkey_build(kind: &str, segments: Array<&str>) -> String {
-    let parts: Vec<&str> = segments
+fn rapkey_build(kind: &[u8], segments: Array<&[u8]>) -> String {
+    let parts: Vec<Cow<str>> = segments
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            s.unwrap_or_else(|| {
+            s.map(text).unwrap_or_else(|| {
                 PgError::new(
                     PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
                     format!("rapkey segment {} is NULL", i + 1),
@@ -65,12 +71,14 @@ fn rapkey_build(kind: &str, segments: Array<&str>) -> String {
             })
         })
         .collect();
-    rapkey::build(kind, &parts).unwrap_or_else(|e| invalid_argument("part", e))
+    let parts: Vec<&str> = parts.iter().map(|p| p.as_ref()).collect();
+    rapkey::build(&text(kind), &parts).unwrap_or_else(|e| invalid_argument("part", e))
 }
 
 #[pg_extern(sql = false)]
-fn to_rapkey(input: &str) -> String {
-    rapkey::normalize(input).unwrap_or_else(|e| invalid_rapkey(input, e))
+fn to_rapkey(input: &[u8]) -> String {
+    let input = text(input);
+    rapkey::normalize(&input).unwrap_or_else(|e| invalid_rapkey(&input, e))
 }
 
 fn parsed(key: &str) -> rapkey::ParsedKey<'_> {
@@ -78,19 +86,20 @@ fn parsed(key: &str) -> rapkey::ParsedKey<'_> {
 }
 
 #[pg_extern(sql = false)]
-fn rapkey_type(key: &str) -> String {
-    parsed(key).kind.to_string()
+fn rapkey_type(key: &[u8]) -> String {
+    parsed(&text(key)).kind.to_string()
 }
 
 #[pg_extern(sql = false)]
-fn rapkey_segments(key: &str) -> Vec<String> {
-    parsed(key).segments.iter().map(|s| s.to_string()).collect()
+fn rapkey_segments(key: &[u8]) -> Vec<String> {
+    parsed(&text(key)).segments.iter().map(|s| s.to_string()).collect()
 }
 
 /// Segment `n` (1-based), or NULL past the last one, as array subscripts behave.
 #[pg_extern(sql = false)]
-fn rapkey_segment(key: &str, n: i32) -> Option<String> {
-    let segments = parsed(key).segments;
+fn rapkey_segment(key: &[u8], n: i32) -> Option<String> {
+    let key = text(key);
+    let segments = parsed(&key).segments;
     usize::try_from(n)
         .ok()
         .and_then(|n| n.checked_sub(1))
@@ -99,20 +108,20 @@ fn rapkey_segment(key: &str, n: i32) -> Option<String> {
 }
 
 #[pg_extern(sql = false)]
-fn rapkey_prefix_lo(prefix: &str) -> String {
-    rapkey::prefix_range(prefix)
+fn rapkey_prefix_lo(prefix: &[u8]) -> String {
+    rapkey::prefix_range(&text(prefix))
         .unwrap_or_else(|e| invalid_argument("prefix", e))
         .0
 }
 
 #[pg_extern(sql = false)]
-fn rapkey_prefix_hi(prefix: &str) -> String {
-    rapkey::prefix_range(prefix)
+fn rapkey_prefix_hi(prefix: &[u8]) -> String {
+    rapkey::prefix_range(&text(prefix))
         .unwrap_or_else(|e| invalid_argument("prefix", e))
         .1
 }
 
 #[pg_extern(sql = false)]
-fn rapkey_normalize_prefix(prefix: &str) -> String {
-    rapkey::normalize_prefix(prefix).unwrap_or_else(|e| invalid_argument("prefix", e))
+fn rapkey_normalize_prefix(prefix: &[u8]) -> String {
+    rapkey::normalize_prefix(&text(prefix)).unwrap_or_else(|e| invalid_argument("prefix", e))
 }

@@ -3,13 +3,13 @@
 use super::parts::{raise, time_of};
 use super::Xid12;
 use crate::{guc, random, shmem, timestamps};
-use idgen_core::xid::{LocalCounter, MonotonicTime, Xid};
+use idgen_core::xid::{LocalCounter, Generator, Xid};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use std::cell::Cell;
 
 thread_local! {
-    static LAST: Cell<MonotonicTime> = const { Cell::new(MonotonicTime::new()) };
+    static GENERATOR: Cell<Generator> = const { Cell::new(Generator::new()) };
     static LOCAL_COUNTER: Cell<Option<LocalCounter>> = const { Cell::new(None) };
 }
 
@@ -40,15 +40,12 @@ fn pid() -> u16 {
 #[pg_extern(sql = false)]
 fn gen_xid12() -> Xid12 {
     let counter = next_counter();
-    let (time, counter) = LAST
-        .with(|last| {
-            let mut state = last.get();
-            let next = state.next(timestamps::now_unix_seconds(), counter);
-            last.set(state);
-            next
-        })
-        .unwrap_or_else(|e| raise(e));
-    Xid12(Xid::from_parts(time, current_machine(), pid(), counter).unwrap_or_else(|e| raise(e)))
+    GENERATOR.with(|cell| {
+        let mut generator = cell.get();
+        let id = generator.next(timestamps::now_unix_seconds(), current_machine(), pid(), counter);
+        cell.set(generator);
+        Xid12(id.unwrap_or_else(|e| raise(e)))
+    })
 }
 
 #[pg_extern(sql = false)]

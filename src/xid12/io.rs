@@ -2,7 +2,7 @@
 
 use super::Xid12;
 use crate::datum_out::{ByteaDatum, CStringDatum};
-use crate::errors::{invalid_text, PgError};
+use crate::errors::{invalid_text, server_text, PgError};
 use idgen_core::xid::{Xid, LEN};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, Internal, PgSqlErrorCode};
@@ -12,7 +12,7 @@ use std::ffi::CStr;
 fn xid12_in(input: &CStr) -> Xid12 {
     match Xid::parse(input.to_bytes()) {
         Ok(xid) => Xid12(xid),
-        Err(why) => invalid_text("xid12", &input.to_string_lossy(), why.to_string()),
+        Err(why) => invalid_text("xid12", &server_text(input.to_bytes()), why.to_string()),
     }
 }
 

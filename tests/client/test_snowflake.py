@@ -1,4 +1,6 @@
 """Snowflake ids from many connections at once: never a duplicate inside the cluster."""
+import time
+
 import psycopg
 import pytest
 
@@ -9,13 +11,26 @@ PER_CONNECTION = 100_000
 BATCH = 10_000
 
 
-def test_sixteen_connections_100k_each(database):
+@pytest.fixture
+def worker_42():
+    """pg_idgen.worker_id is cluster-wide: set it with ALTER SYSTEM, reset it afterwards."""
+    with connect() as conn:
+        conn.execute("ALTER SYSTEM SET pg_idgen.worker_id = 42")
+        conn.execute("SELECT pg_reload_conf()")
+    time.sleep(0.5)
+    yield
+    with connect() as conn:
+        conn.execute("ALTER SYSTEM RESET pg_idgen.worker_id")
+        conn.execute("SELECT pg_reload_conf()")
+    time.sleep(0.5)
+
+
+def test_sixteen_connections_100k_each(database, worker_42):
     with connect(dbname=database) as conn:
         conn.execute("DROP TABLE IF EXISTS flakes")
         conn.execute("CREATE UNLOGGED TABLE flakes (conn int, seq int, id bigint)")
     def worker(k: int) -> None:
         with connect(dbname=database) as conn:
-            conn.execute("SET pg_idgen.worker_id = 42")
             for start in range(0, PER_CONNECTION, BATCH):
                 conn.execute(
                     "INSERT INTO flakes SELECT %s, g, gen_snowflake() FROM generate_series(%s::int, %s::int) g",
@@ -49,7 +64,6 @@ def test_without_worker_id_is_an_error(database):
 def test_without_preload_is_an_error():
     with connect("plain") as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS pg_idgen")
-        conn.execute("SET pg_idgen.worker_id = 1")
         with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState) as err:
             conn.execute("SELECT gen_snowflake()")
         assert "shared_preload_libraries" in str(err.value)

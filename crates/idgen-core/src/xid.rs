@@ -181,39 +181,41 @@ impl LocalCounter {
     }
 }
 
-/// Chooses the (time, counter) of each id of one process so that every id is strictly
-/// greater than the one before, whatever the clock and the counter do.
+/// The generator of one process: every id it makes is strictly greater than the one before,
+/// whatever the clock, the counter and the machine id do.
 ///
-/// The clock and the counter are given by the caller: `now` is the clock's unix second,
-/// `counter` the next value of the (local or cluster-wide) counter, which increments by
-/// at least one between the calls of one process and wraps at 24 bits.
+/// The caller gives the clock's unix second, the machine id and pid, and the next value of
+/// the (local or cluster-wide) counter, which moves on by at least one between calls and
+/// wraps at 24 bits.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct MonotonicTime {
-    last: Option<(u32, u32)>,
+pub struct Generator {
+    last: Option<Xid>,
 }
 
-impl MonotonicTime {
+impl Generator {
     pub const fn new() -> Self {
-        MonotonicTime { last: None }
+        Generator { last: None }
     }
 
-    pub fn next(&mut self, now: i64, counter: u32) -> Result<(u32, u32), XidError> {
+    pub fn next(&mut self, now: i64, machine: [u8; 3], pid: u16, counter: u32) -> Result<Xid, XidError> {
         let counter = counter & MAX_COUNTER;
-        let time = match self.last {
-            None => time_field(now)?,
-            Some((last_time, last_counter)) => {
+        let id = match self.last {
+            None => Xid::from_parts(time_field(now)?, machine, pid, counter)?,
+            Some(last) => {
                 // A clock that steps back keeps the last second.
-                let time = time_field(now.max(last_time.into()))?;
-                if time == last_time && counter <= last_counter {
-                    // The counter wrapped inside this second: borrow the next second.
-                    time_field(i64::from(last_time) + 1)?
+                let time = time_field(now.max(last.time().into()))?;
+                let id = Xid::from_parts(time, machine, pid, counter)?;
+                if id > last {
+                    id
                 } else {
-                    time
+                    // Same second and the counter wrapped, or the machine id went down:
+                    // borrow the next second.
+                    Xid::from_parts(time_field(i64::from(last.time()) + 1)?, machine, pid, counter)?
                 }
             }
         };
-        self.last = Some((time, counter));
-        Ok((time, counter))
+        self.last = Some(id);
+        Ok(id)
     }
 }
 
@@ -301,35 +303,47 @@ mod tests {
         assert_eq!(machine_from_hostname(b""), [0xd4, 0x1d, 0x8c]);
     }
 
+    fn time_and_counter(id: Result<Xid, XidError>) -> Result<(u32, u32), XidError> {
+        id.map(|x| (x.time(), x.counter()))
+    }
+
     #[test]
     fn counter_wrap_borrows_a_second() {
-        let mut g = MonotonicTime::new();
-        assert_eq!(g.next(100, MAX_COUNTER), Ok((100, MAX_COUNTER)));
-        assert_eq!(g.next(100, 0), Ok((101, 0)));
+        let mut g = Generator::new();
+        let mut next = |now, counter| time_and_counter(g.next(now, MACHINE, 42, counter));
+        assert_eq!(next(100, MAX_COUNTER), Ok((100, MAX_COUNTER)));
+        assert_eq!(next(100, 0), Ok((101, 0)));
         // The borrowed second is kept while the clock is still behind it.
-        assert_eq!(g.next(100, 1), Ok((101, 1)));
-        assert_eq!(g.next(102, 0), Ok((102, 0)));
+        assert_eq!(next(100, 1), Ok((101, 1)));
+        assert_eq!(next(102, 0), Ok((102, 0)));
     }
 
     #[test]
     fn clock_step_back_keeps_last_second() {
-        let mut g = MonotonicTime::new();
-        assert_eq!(g.next(500, 7), Ok((500, 7)));
-        assert_eq!(g.next(400, 8), Ok((500, 8)));
-        assert_eq!(g.next(400, 3), Ok((501, 3)));
+        let mut g = Generator::new();
+        let mut next = |now, counter| time_and_counter(g.next(now, MACHINE, 42, counter));
+        assert_eq!(next(500, 7), Ok((500, 7)));
+        assert_eq!(next(400, 8), Ok((500, 8)));
+        assert_eq!(next(400, 3), Ok((501, 3)));
+    }
+
+    #[test]
+    fn lower_machine_id_borrows_a_second() {
+        let mut g = Generator::new();
+        let first = g.next(500, [9, 9, 9], 42, 7).unwrap();
+        let second = g.next(500, [1, 2, 3], 42, 8).unwrap();
+        assert!(second > first);
+        assert_eq!((second.time(), second.machine(), second.counter()), (501, [1, 2, 3], 8));
     }
 
     #[test]
     fn end_of_time_is_an_error_not_a_wrap() {
-        let mut g = MonotonicTime::new();
+        let mut g = Generator::new();
         let last = i64::from(u32::MAX);
-        assert!(g.next(last, 5).is_ok());
-        assert_eq!(g.next(last, 5), Err(XidError::TimeOutOfRange(last + 1)));
-        assert_eq!(g.next(last + 1, 6), Err(XidError::TimeOutOfRange(last + 1)));
-        assert_eq!(
-            MonotonicTime::new().next(-5, 6),
-            Err(XidError::TimeOutOfRange(-5))
-        );
+        assert!(g.next(last, MACHINE, 42, 5).is_ok());
+        assert_eq!(g.next(last, MACHINE, 42, 5), Err(XidError::TimeOutOfRange(last + 1)));
+        assert_eq!(g.next(last + 1, MACHINE, 42, 6), Err(XidError::TimeOutOfRange(last + 1)));
+        assert_eq!(Generator::new().next(-5, MACHINE, 42, 6), Err(XidError::TimeOutOfRange(-5)));
     }
 
     #[test]
@@ -352,19 +366,21 @@ mod tests {
         fn ids_of_a_process_strictly_increase(
             start in 0i64..4_000_000_000,
             seed in any::<u32>(),
-            steps in proptest::collection::vec((-3i64..3, 1u32..5_000_000), 1..400),
+            steps in proptest::collection::vec((-3i64..3, 1u32..5_000_000, any::<[u8; 3]>(), any::<bool>()), 1..400),
         ) {
-            let mut g = MonotonicTime::new();
+            let mut g = Generator::new();
             let mut counter = LocalCounter::starting_at(seed);
+            let mut machine = MACHINE;
             let mut clock = start;
             let mut previous: Option<Xid> = None;
-            for (jitter, skip) in steps {
+            for (jitter, skip, other_machine, switch) in steps {
                 clock += jitter;
+                if switch { machine = other_machine; }
                 for _ in 1..skip.min(3) { counter.take(); }
-                let (time, count) = g.next(clock, counter.take()).unwrap();
-                let id = Xid::from_parts(time, MACHINE, 42, count).unwrap();
+                let id = g.next(clock, machine, 42, counter.take()).unwrap();
                 if let Some(p) = previous { prop_assert!(id > p, "{:?} !> {:?}", id, p); }
-                prop_assert!(i64::from(time) >= clock || previous.is_some());
+                prop_assert!(i64::from(id.time()) >= clock);
+                prop_assert_eq!(id.machine(), machine);
                 previous = Some(id);
             }
         }

@@ -9,7 +9,6 @@ FROM (SELECT x, lag(x) OVER (ORDER BY g) AS prev FROM burst) s;
 SELECT xid12_pid(gen_xid12()) = pg_backend_pid() % 65536 AS this_backend;
 
 -- Snowflake ids need the shared state: a clear error, never a possibly duplicate id.
-SET pg_idgen.worker_id = 1;
 SELECT gen_snowflake();
 -- Decoders and bounds need no state.
 SELECT snowflake_worker((1::bigint << 22) | (9 << 12)) AS worker;

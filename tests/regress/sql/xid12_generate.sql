@@ -24,6 +24,11 @@ SET pg_idgen.machine_id = 66051;
 SELECT xid12_current_machine(), xid12_machine(gen_xid12());
 SET pg_idgen.machine_id = 16777215;
 SELECT xid12_machine(gen_xid12());
+-- A lower machine id within the same second still gives a greater id: it borrows a second.
+SELECT gen_xid12() AS before_change \gset
+SET pg_idgen.machine_id = 0;
+SELECT gen_xid12() > :'before_change'::xid12 AS increasing_across_machine_change,
+       xid12_time(gen_xid12()) >= xid12_time(:'before_change'::xid12) AS time_not_behind;
 SET pg_idgen.machine_id = 16777216;
 SET pg_idgen.machine_id = -2;
 RESET pg_idgen.machine_id;

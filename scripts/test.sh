@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: pure unit and property tests, then, against throwaway clusters, the SQL
-# regression suites and the client-side tests. Exits non-zero on any failure.
+# Runs every test: pure unit and property tests, in-database tests (#[pg_test]), then,
+# against throwaway clusters, the SQL regression suites and the client-side tests.
+# Exits non-zero on any failure.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PORT=${PG_IDGEN_TEST_PORT:-54398}
@@ -13,6 +14,12 @@ PG_REGRESS=$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress
 
 say "unit and property tests (idgen-core)"
 (cd "$ROOT" && cargo test -p idgen-core)
+
+say "in-database tests (cargo pgrx test, library preloaded)"
+# It installs a build with the test functions; the plain build is installed right after.
+$SUDO mkdir -p "$CLUSTERS/pgrx-test"
+$SUDO chown postgres:postgres "$CLUSTERS/pgrx-test"
+(cd "$ROOT" && cargo pgrx test pg15 --runas postgres --pgdata "$CLUSTERS/pgrx-test")
 
 install_extension "${PG_IDGEN_TEST_PROFILE:-debug}"
 

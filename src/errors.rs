@@ -75,6 +75,11 @@ pub fn sentence(phrase: &str) -> String {
 pub fn server_text(bytes: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(bytes) {
         Ok(text) => Cow::Borrowed(text),
-        Err(_) => Cow::Owned(bytes.iter().map(|&b| if b.is_ascii() { b as char } else { '?' }).collect()),
+        Err(_) => Cow::Owned(
+            bytes
+                .iter()
+                .map(|&b| if b.is_ascii() { b as char } else { '?' })
+                .collect(),
+        ),
     }
 }

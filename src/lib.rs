@@ -15,6 +15,9 @@ mod snowflake;
 mod timestamps;
 mod xid12;
 
+#[cfg(any(test, feature = "pg_test"))]
+mod in_database_tests;
+
 ::pgrx::pg_module_magic!(name, version);
 
 extension_sql_file!("../sql/xid12.sql", name = "xid12");
@@ -25,4 +28,15 @@ extension_sql_file!("../sql/rapkey.sql", name = "rapkey");
 pub extern "C-unwind" fn _PG_init() {
     guc::register();
     shmem::init_if_preloading();
+}
+
+/// Required by `cargo pgrx test`: the in-database tests run with the library preloaded.
+#[cfg(test)]
+pub mod pg_test {
+    pub fn setup(_options: Vec<&str>) {}
+
+    #[must_use]
+    pub fn postgresql_conf_options() -> Vec<&'static str> {
+        vec!["shared_preload_libraries = 'pg_idgen'"]
+    }
 }

@@ -92,7 +92,11 @@ fn rapkey_type(key: &[u8]) -> String {
 
 #[pg_extern(sql = false)]
 fn rapkey_segments(key: &[u8]) -> Vec<String> {
-    parsed(&text(key)).segments.iter().map(|s| s.to_string()).collect()
+    parsed(&text(key))
+        .segments
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
 }
 
 /// Segment `n` (1-based), or NULL past the last one, as array subscripts behave.

@@ -3,7 +3,7 @@
 use super::parts::{raise, time_of};
 use super::Xid12;
 use crate::{guc, random, shmem, timestamps};
-use idgen_core::xid::{LocalCounter, Generator, Xid};
+use idgen_core::xid::{Generator, LocalCounter, Xid};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use std::cell::Cell;
@@ -42,7 +42,12 @@ fn gen_xid12() -> Xid12 {
     let counter = next_counter();
     GENERATOR.with(|cell| {
         let mut generator = cell.get();
-        let id = generator.next(timestamps::now_unix_seconds(), current_machine(), pid(), counter);
+        let id = generator.next(
+            timestamps::now_unix_seconds(),
+            current_machine(),
+            pid(),
+            counter,
+        );
         cell.set(generator);
         Xid12(id.unwrap_or_else(|e| raise(e)))
     })

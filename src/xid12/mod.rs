@@ -4,7 +4,7 @@ mod generate;
 mod io;
 mod ops;
 mod parts;
-mod sortsupport;
+pub(crate) mod sortsupport;
 
 use idgen_core::xid::{Xid, LEN};
 use pgrx::callconv::{Arg, ArgAbi, BoxRet, FcInfo};

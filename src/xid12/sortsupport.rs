@@ -12,25 +12,26 @@ use std::ffi::c_int;
 
 #[pg_extern(sql = false)]
 fn xid12_sortsupport(ssup: Internal) {
-    let ssup = ssup
-        .unwrap()
-        .expect("sort support needs its state")
-        .cast_mut_ptr::<pg_sys::SortSupportData>();
-    unsafe {
-        (*ssup).comparator = Some(compare_full);
-        if (*ssup).abbreviate {
-            let state = pg_sys::MemoryContextAlloc(
-                (*ssup).ssup_cxt,
-                std::mem::size_of::<AbbreviationStats>(),
-            )
-            .cast::<AbbreviationStats>();
-            state.write(AbbreviationStats::default());
-            (*ssup).ssup_extra = state.cast();
-            (*ssup).comparator = Some(compare_abbreviated);
-            (*ssup).abbrev_converter = Some(abbreviate);
-            (*ssup).abbrev_abort = Some(abbreviation_is_useless);
-            (*ssup).abbrev_full_comparator = Some(compare_full);
-        }
+    let ssup = ssup.unwrap().expect("sort support needs its state");
+    unsafe { prepare(ssup.cast_mut_ptr()) }
+}
+
+/// Fills in a sort's support functions.
+///
+/// # Safety
+/// `ssup` must be a SortSupportData being set up by PostgreSQL for an xid12 sort.
+pub(crate) unsafe fn prepare(ssup: *mut pg_sys::SortSupportData) {
+    (*ssup).comparator = Some(compare_full);
+    if (*ssup).abbreviate {
+        let state =
+            pg_sys::MemoryContextAlloc((*ssup).ssup_cxt, std::mem::size_of::<AbbreviationStats>())
+                .cast::<AbbreviationStats>();
+        state.write(AbbreviationStats::default());
+        (*ssup).ssup_extra = state.cast();
+        (*ssup).comparator = Some(compare_abbreviated);
+        (*ssup).abbrev_converter = Some(abbreviate);
+        (*ssup).abbrev_abort = Some(abbreviation_is_useless);
+        (*ssup).abbrev_full_comparator = Some(compare_full);
     }
 }
 

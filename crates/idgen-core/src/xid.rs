@@ -197,7 +197,13 @@ impl Generator {
         Generator { last: None }
     }
 
-    pub fn next(&mut self, now: i64, machine: [u8; 3], pid: u16, counter: u32) -> Result<Xid, XidError> {
+    pub fn next(
+        &mut self,
+        now: i64,
+        machine: [u8; 3],
+        pid: u16,
+        counter: u32,
+    ) -> Result<Xid, XidError> {
         let counter = counter & MAX_COUNTER;
         let id = match self.last {
             None => Xid::from_parts(time_field(now)?, machine, pid, counter)?,
@@ -210,7 +216,12 @@ impl Generator {
                 } else {
                     // Same second and the counter wrapped, or the machine id went down:
                     // borrow the next second.
-                    Xid::from_parts(time_field(i64::from(last.time()) + 1)?, machine, pid, counter)?
+                    Xid::from_parts(
+                        time_field(i64::from(last.time()) + 1)?,
+                        machine,
+                        pid,
+                        counter,
+                    )?
                 }
             }
         };
@@ -333,7 +344,10 @@ mod tests {
         let first = g.next(500, [9, 9, 9], 42, 7).unwrap();
         let second = g.next(500, [1, 2, 3], 42, 8).unwrap();
         assert!(second > first);
-        assert_eq!((second.time(), second.machine(), second.counter()), (501, [1, 2, 3], 8));
+        assert_eq!(
+            (second.time(), second.machine(), second.counter()),
+            (501, [1, 2, 3], 8)
+        );
     }
 
     #[test]
@@ -341,9 +355,18 @@ mod tests {
         let mut g = Generator::new();
         let last = i64::from(u32::MAX);
         assert!(g.next(last, MACHINE, 42, 5).is_ok());
-        assert_eq!(g.next(last, MACHINE, 42, 5), Err(XidError::TimeOutOfRange(last + 1)));
-        assert_eq!(g.next(last + 1, MACHINE, 42, 6), Err(XidError::TimeOutOfRange(last + 1)));
-        assert_eq!(Generator::new().next(-5, MACHINE, 42, 6), Err(XidError::TimeOutOfRange(-5)));
+        assert_eq!(
+            g.next(last, MACHINE, 42, 5),
+            Err(XidError::TimeOutOfRange(last + 1))
+        );
+        assert_eq!(
+            g.next(last + 1, MACHINE, 42, 6),
+            Err(XidError::TimeOutOfRange(last + 1))
+        );
+        assert_eq!(
+            Generator::new().next(-5, MACHINE, 42, 6),
+            Err(XidError::TimeOutOfRange(-5))
+        );
     }
 
     #[test]

@@ -1,0 +1,118 @@
+//! In-database tests (`cargo pgrx test`) of glue that SQL cannot observe: the sort support
+//! PostgreSQL's tuplesort drives, and the shared memory of a preloaded library.
+
+#[pgrx::pg_schema]
+mod tests {
+    use crate::xid12::sortsupport::prepare;
+    use crate::xid12::Xid12;
+    use idgen_core::xid::Xid;
+    use pgrx::pg_sys;
+    use pgrx::prelude::*;
+
+    fn sort_support(abbreviate: bool) -> pg_sys::SortSupportData {
+        let mut ssup: pg_sys::SortSupportData = unsafe { std::mem::zeroed() };
+        ssup.ssup_cxt = unsafe { pg_sys::CurrentMemoryContext };
+        ssup.abbreviate = abbreviate;
+        unsafe { prepare(&mut ssup) };
+        ssup
+    }
+
+    fn datum(id: Xid) -> pg_sys::Datum {
+        Xid12(id).to_datum()
+    }
+
+    fn id(time: u32, pid: u16, counter: u32) -> Xid {
+        Xid::from_parts(time, [1, 2, 3], pid, counter).unwrap()
+    }
+
+    /// Feeds ids to the abbreviation and asks, as tuplesort does, whether to give up.
+    fn gives_up(ids: impl Iterator<Item = Xid>) -> bool {
+        let mut ssup = sort_support(true);
+        let convert = ssup.abbrev_converter.unwrap();
+        let mut rows = 0;
+        for id in ids {
+            unsafe { convert(datum(id), &mut ssup) };
+            rows += 1;
+        }
+        unsafe { ssup.abbrev_abort.unwrap()(rows, &mut ssup) }
+    }
+
+    #[pg_test]
+    fn abbreviation_is_dropped_for_ids_of_one_second() {
+        assert!(gives_up((0..20_000).map(|c| id(1_700_000_000, 7, c))));
+    }
+
+    #[pg_test]
+    fn abbreviation_is_kept_for_ids_spread_over_time() {
+        assert!(!gives_up((0..20_000).map(|s| id(
+            1_700_000_000 + s * 37,
+            7,
+            0
+        ))));
+    }
+
+    #[pg_test]
+    fn abbreviated_order_never_contradicts_full_order() {
+        let mut ssup = sort_support(true);
+        let convert = ssup.abbrev_converter.unwrap();
+        let abbreviated = ssup.comparator.unwrap();
+        let full = ssup.abbrev_full_comparator.unwrap();
+        let ids: Vec<Xid> = (0..400u32)
+            .map(|i| {
+                id(
+                    1_700_000_000 + (i * 7919) % 5,
+                    (i % 3) as u16 * 300,
+                    (i * 104_729) % 16_777_216,
+                )
+            })
+            .collect();
+        for a in &ids {
+            for b in &ids {
+                let (da, db) = (datum(*a), datum(*b));
+                let (ka, kb) = unsafe { (convert(da, &mut ssup), convert(db, &mut ssup)) };
+                let by_key = unsafe { abbreviated(ka, kb, &mut ssup) }.signum();
+                let by_value = unsafe { full(da, db, &mut ssup) }.signum();
+                assert!(by_key == 0 || by_key == by_value, "{a:?} {b:?}");
+                assert_eq!(by_value, a.cmp(b) as i32);
+            }
+        }
+    }
+
+    #[pg_test]
+    fn plain_comparator_without_abbreviation() {
+        let mut ssup = sort_support(false);
+        assert!(ssup.abbrev_converter.is_none());
+        let compare = ssup.comparator.unwrap();
+        let (a, b) = (datum(id(5, 1, 2)), datum(id(5, 1, 3)));
+        assert_eq!(
+            unsafe {
+                (
+                    compare(a, b, &mut ssup),
+                    compare(b, a, &mut ssup),
+                    compare(a, a, &mut ssup),
+                )
+            },
+            (-1, 1, 0)
+        );
+    }
+
+    #[pg_test]
+    fn preloaded_library_shares_one_counter() {
+        assert!(crate::shmem::preloaded());
+        let first = crate::shmem::next_xid_counter().unwrap();
+        let second = crate::shmem::next_xid_counter().unwrap();
+        assert_eq!(second, first.wrapping_add(1));
+    }
+
+    #[pg_test]
+    fn generated_ids_increase_through_spi() {
+        let ids: Vec<String> = (0..1000)
+            .map(|_| {
+                Spi::get_one::<String>("SELECT gen_xid12()::text")
+                    .unwrap()
+                    .unwrap()
+            })
+            .collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    }
+}

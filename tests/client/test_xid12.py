@@ -138,25 +138,28 @@ def test_concurrent_generation_without_preload():
         check_generated(conn, 4 * 50_000)
 
 
-def test_dump_and_restore(database, tmp_path):
-    with connect(dbname=database) as conn:
-        conn.execute("DROP TABLE IF EXISTS dumped")
-        conn.execute("CREATE TABLE dumped (id xid12 PRIMARY KEY DEFAULT gen_xid12(), n int)")
+def test_dump_and_restore(tmp_path):
+    """A whole database with xid12 and rapkey columns and rapkey counters survives pg_dump."""
+    with connect() as admin:
+        for name in ("dump_source", "restored"):
+            admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.execute("CREATE DATABASE dump_source")
+        admin.execute("CREATE DATABASE restored")
+    with connect(dbname="dump_source") as conn:
+        conn.execute("CREATE EXTENSION pg_idgen")
+        conn.execute("CREATE TABLE dumped (id xid12 PRIMARY KEY DEFAULT gen_xid12(), k rapkey UNIQUE, n int)")
         conn.execute("CREATE INDEX dumped_brin ON dumped USING brin (id)")
-        conn.execute("INSERT INTO dumped (n) SELECT g FROM generate_series(1, 1000) g")
-        before = conn.execute("SELECT string_agg(id::text || ':' || n, ',' ORDER BY id) FROM dumped").fetchone()[0]
+        conn.execute("INSERT INTO dumped (k, n) SELECT rapkey_next('ord.cn.sh'), g FROM generate_series(1, 1000) g")
+        before = conn.execute("SELECT string_agg(id::text || ':' || k || ':' || n, ',' ORDER BY id) FROM dumped").fetchone()[0]
     bindir = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True, check=True).stdout.strip()
     dump = tmp_path / "dump.custom"
-    subprocess.run([f"{bindir}/pg_dump", "-Fc", "-t", "dumped", "-f", str(dump), dsn(dbname=database)], check=True)
-    with connect() as admin:
-        admin.execute("DROP DATABASE IF EXISTS restored")
-        admin.execute("CREATE DATABASE restored")
+    subprocess.run([f"{bindir}/pg_dump", "-Fc", "-f", str(dump), dsn(dbname="dump_source")], check=True)
+    subprocess.run([f"{bindir}/pg_restore", "--exit-on-error", "-d", dsn(dbname="restored"), str(dump)], check=True)
     with connect(dbname="restored") as conn:
-        conn.execute("CREATE EXTENSION pg_idgen")
-    subprocess.run([f"{bindir}/pg_restore", "-d", dsn(dbname="restored"), str(dump)], check=True)
-    with connect(dbname="restored") as conn:
-        after = conn.execute("SELECT string_agg(id::text || ':' || n, ',' ORDER BY id) FROM dumped").fetchone()[0]
+        after = conn.execute("SELECT string_agg(id::text || ':' || k || ':' || n, ',' ORDER BY id) FROM dumped").fetchone()[0]
         assert after == before
         # The default still generates, above the restored ids.
         conn.execute("INSERT INTO dumped (n) VALUES (0)")
         assert conn.execute("SELECT n FROM dumped ORDER BY id DESC LIMIT 1").fetchone()[0] == 0
+        # The per-prefix counter came along: numbering continues after 1000.
+        assert conn.execute("SELECT rapkey_next('ord.cn.sh')").fetchone()[0].startswith("ord.cn.sh.1001-")

@@ -443,7 +443,7 @@ fn is_valid_bytes(key: &[u8]) -> bool {
         return false;
     }
     match check_value(key[n - 1] as char) {
-        Some(c) => (t + u64::from(c)) % 37 == 0,
+        Some(c) => (t + u64::from(c)).is_multiple_of(37),
         None => false,
     }
 }

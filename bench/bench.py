@@ -59,9 +59,6 @@ def main() -> None:
         conn.execute("CREATE EXTENSION IF NOT EXISTS pg_idgen")
         conn.execute("SET work_mem = '1GB'")
         conn.execute("SET max_parallel_workers_per_gather = 0")
-        conn.execute("ALTER SYSTEM SET pg_idgen.worker_id = 1")  # cluster-wide only
-        conn.execute("SELECT pg_reload_conf()")
-        time.sleep(0.5)
         print(f"pg_idgen benchmarks: {ROUNDS} rounds, ratio = median of per-round ratios\n")
 
         print("== xid12")
@@ -127,8 +124,6 @@ def main() -> None:
         print(f"pgbench -M prepared, 8 clients x {seconds} s, one call per transaction: time per call vs nextval\n"
               f"    ours {ours:9.0f} tps   built-in {builtin:9.0f} tps   ratio {ratio:5.2f}"
               f"  (target <= 1.00: {'met' if ratio <= 1.0 else 'MISSED'})")
-        conn.execute("ALTER SYSTEM RESET pg_idgen.worker_id")
-        conn.execute("SELECT pg_reload_conf()")
         conn.execute("DROP SEQUENCE bench_seq")
 
 

@@ -9,11 +9,8 @@ PORT=${PG_IDGEN_DEMO_PORT:-54399}
 ensure_deps
 install_extension release
 say "starting a throwaway cluster in $CLUSTERS/demo (port $PORT)"
-start_cluster demo "$PORT" preload
-# The demo cluster is a Snowflake worker; a real cluster picks its own id (0..1023).
-"$BINDIR/psql" -h "$(socket_dir demo)" -p "$PORT" -U postgres -d postgres -X -q \
-    -c "ALTER SYSTEM SET pg_idgen.worker_id = 1" -c "SELECT pg_reload_conf()" >/dev/null
-sleep 0.3
+# The demo cluster is Snowflake worker 1; a real cluster picks its own id (0..1023).
+start_cluster demo "$PORT" preload "pg_idgen.worker_id = 1"
 "$BINDIR/psql" -h "$(socket_dir demo)" -p "$PORT" -U postgres -d postgres -X -q \
     -v ON_ERROR_STOP=1 -f "$ROOT/scripts/demo.sql"
 

@@ -8,6 +8,13 @@ PGRX_VERSION=0.18.1
 CLUSTERS=${PG_IDGEN_CLUSTERS:-/var/tmp/pg_idgen}
 BINDIR=""
 
+# The extension is installed into the one PostgreSQL of the machine and the clusters share
+# $CLUSTERS: one script at a time.
+LOCK=/var/tmp/pg_idgen.lock
+[ -e "$LOCK" ] || { : >"$LOCK" && chmod 666 "$LOCK"; } 2>/dev/null || true
+exec 9<"$LOCK"
+flock 9
+
 say() { printf '\n== %s\n' "$*"; }
 
 if [ "$(id -u)" = 0 ]; then
@@ -20,7 +27,8 @@ fi
 
 # Debian packages, cargo-pgrx and pgrx's config, a Python venv for client tests.
 ensure_deps() {
-    local pkgs="postgresql-15 postgresql-server-dev-15 libclang-dev clang sudo python3-venv"
+    # pkg-config and libssl-dev: cargo-pgrx links OpenSSL.
+    local pkgs="postgresql-15 postgresql-server-dev-15 libclang-dev clang sudo python3-venv pkg-config libssl-dev"
     local missing=""
     for p in $pkgs; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -48,8 +56,15 @@ ensure_venv() {
     fi
 }
 
+# Installing copies over the library in place; a running server that has it mapped (the demo
+# cluster, say) would then crash. Unlinking first gives the new library a new file.
+unlink_installed_library() {
+    $SUDO rm -f "$("$PG_CONFIG" --pkglibdir)/pg_idgen.so"
+}
+
 # Builds and installs the extension into the local PostgreSQL. $1: "release" or "debug".
 install_extension() {
+    unlink_installed_library
     local flags=""
     [ "${1:-debug}" = release ] && flags="--release"
     [ -n "$SUDO" ] && flags="$flags --sudo"
@@ -57,10 +72,10 @@ install_extension() {
     (cd "$ROOT" && cargo pgrx install --pg-config "$PG_CONFIG" $flags)
 }
 
-# start_cluster NAME PORT [preload|plain]: a throwaway cluster in $CLUSTERS/NAME, run by the
-# postgres OS user, listening only on its own socket directory (echoed as the result).
+# start_cluster NAME PORT [preload|plain] [SETTING]: a throwaway cluster in $CLUSTERS/NAME, run
+# by the postgres OS user, listening only on its own socket directory, with one extra setting.
 start_cluster() {
-    local dir=$CLUSTERS/$1 port=$2 preload=${3:-preload}
+    local dir=$CLUSTERS/$1 port=$2 preload=${3:-preload} extra=${4:-}
     stop_cluster "$1"
     $SUDO rm -rf "$dir"
     $SUDO mkdir -p "$dir/sock"
@@ -74,8 +89,10 @@ unix_socket_directories = '$dir/sock'
 fsync = off
 max_connections = 60
 $([ "$preload" = preload ] && echo "shared_preload_libraries = 'pg_idgen'")
+$extra
 CONF
-    as_postgres "$BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null
+    # 9<&-: the server must not inherit the lock, or a cluster left running would hold it.
+    as_postgres "$BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null 9<&-
 }
 
 stop_cluster() {

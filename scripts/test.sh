@@ -19,6 +19,7 @@ say "in-database tests (cargo pgrx test, library preloaded)"
 # It installs a build with the test functions; the plain build is installed right after.
 $SUDO mkdir -p "$CLUSTERS/pgrx-test"
 $SUDO chown postgres:postgres "$CLUSTERS/pgrx-test"
+unlink_installed_library
 (cd "$ROOT" && cargo pgrx test pg15 --runas postgres --pgdata "$CLUSTERS/pgrx-test")
 
 install_extension "${PG_IDGEN_TEST_PROFILE:-debug}"

@@ -1,11 +1,10 @@
-//! Sort support: a direct comparator, and abbreviated keys made of the first 8 bytes.
-//!
-//! The first 8 bytes are the time, the machine and the high byte of the pid. Ids made in
-//! a burst on one machine share them, so the abbreviation is abandoned, as `uuid.c` does,
-//! when too few abbreviated keys are distinct (`AbbreviationStats`).
+//! Sort support: a direct comparator, and 8-byte abbreviated keys (`Xid::abbreviated`)
+//! relative to the first id the sort converts. As `uuid.c` does, the abbreviation is
+//! abandoned when too few keys are distinct (`AbbreviationStats`).
 
 use super::Xid12;
 use idgen_core::cardinality::AbbreviationStats;
+use idgen_core::xid::Xid;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, Internal};
 use std::ffi::c_int;
@@ -16,6 +15,12 @@ fn xid12_sortsupport(ssup: Internal) {
     unsafe { prepare(ssup.cast_mut_ptr()) }
 }
 
+/// What one sort's abbreviation keeps, in the sort's memory context.
+struct Abbreviation {
+    base: Option<Xid>,
+    stats: AbbreviationStats,
+}
+
 /// Fills in a sort's support functions.
 ///
 /// # Safety
@@ -24,9 +29,12 @@ pub(crate) unsafe fn prepare(ssup: *mut pg_sys::SortSupportData) {
     (*ssup).comparator = Some(compare_full);
     if (*ssup).abbreviate {
         let state =
-            pg_sys::MemoryContextAlloc((*ssup).ssup_cxt, std::mem::size_of::<AbbreviationStats>())
-                .cast::<AbbreviationStats>();
-        state.write(AbbreviationStats::default());
+            pg_sys::MemoryContextAlloc((*ssup).ssup_cxt, std::mem::size_of::<Abbreviation>())
+                .cast::<Abbreviation>();
+        state.write(Abbreviation {
+            base: None,
+            stats: AbbreviationStats::default(),
+        });
         (*ssup).ssup_extra = state.cast();
         (*ssup).comparator = Some(compare_abbreviated);
         (*ssup).abbrev_converter = Some(abbreviate);
@@ -64,8 +72,11 @@ unsafe extern "C-unwind" fn abbreviate(
     original: pg_sys::Datum,
     ssup: pg_sys::SortSupport,
 ) -> pg_sys::Datum {
-    let key = Xid12::from_ptr(original).0.abbreviated();
-    (*(*ssup).ssup_extra.cast::<AbbreviationStats>()).add(key);
+    let state = &mut *(*ssup).ssup_extra.cast::<Abbreviation>();
+    let id = Xid12::from_ptr(original).0;
+    // Every key of this sort is relative to the same base: the first id converted.
+    let key = id.abbreviated(state.base.get_or_insert(id));
+    state.stats.add(key);
     pg_sys::Datum::from(key as usize)
 }
 
@@ -73,5 +84,7 @@ unsafe extern "C-unwind" fn abbreviation_is_useless(
     rows: c_int,
     ssup: pg_sys::SortSupport,
 ) -> bool {
-    (*(*ssup).ssup_extra.cast::<AbbreviationStats>()).should_abort(rows.into())
+    (*(*ssup).ssup_extra.cast::<Abbreviation>())
+        .stats
+        .should_abort(rows.into())
 }

@@ -18,9 +18,14 @@ pub struct Xid(pub [u8; LEN]);
 impl Ord for Xid {
     #[inline]
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let head = |x: &Xid| {
+            u64::from_be_bytes([
+                x.0[0], x.0[1], x.0[2], x.0[3], x.0[4], x.0[5], x.0[6], x.0[7],
+            ])
+        };
         let tail = |x: &Xid| u32::from_be_bytes([x.0[8], x.0[9], x.0[10], x.0[11]]);
-        self.abbreviated()
-            .cmp(&other.abbreviated())
+        head(self)
+            .cmp(&head(other))
             .then_with(|| tail(self).cmp(&tail(other)))
     }
 }
@@ -132,12 +137,43 @@ impl Xid {
         u32::from_be_bytes([0, self.0[9], self.0[10], self.0[11]])
     }
 
-    /// The first 8 bytes as a big-endian integer: an order-preserving abbreviation.
-    #[inline]
-    pub fn abbreviated(&self) -> u64 {
-        let mut prefix = [0u8; 8];
-        prefix.copy_from_slice(&self.0[..8]);
-        u64::from_be_bytes(prefix)
+    /// An 8-byte sort key that never contradicts the order of ids: `a < b` implies
+    /// `a.abbreviated(base) <= b.abbreviated(base)` for any fixed `base`, so a sort may compare
+    /// keys first and the ids only on ties.
+    ///
+    /// The first 8 bytes of the id (time, machine, one pid byte) would do, but ids made in a
+    /// burst by one process all share them. So the key is the time (32 bits), then a 32-bit
+    /// code of (machine, pid, counter) relative to `base` (the sort's first id), built from
+    /// ordered regions:
+    ///
+    /// | machine, pid        | code                                      |
+    /// |---------------------|-------------------------------------------|
+    /// | machine below base  | machine                                   |
+    /// | base machine, pid below base | 2^24 + (pid << 14 \| counter >> 10) |
+    /// | base machine and pid | 2^24 + (pid << 14) + counter (exact)     |
+    /// | base machine, pid above base | 2^24 + 2^24 + (pid << 14 \| counter >> 10) |
+    /// | machine above base  | 2^24 + 2^31 + machine                     |
+    ///
+    /// Each region's codes lie above the one before, and within a region the code does not
+    /// decrease as (machine, pid, counter) grows, so the whole key keeps the order. Ids of
+    /// the base's process are told apart exactly.
+    pub fn abbreviated(&self, base: &Xid) -> u64 {
+        const REGION: u32 = 1 << 24;
+        let machine = |x: &Xid| u32::from_be_bytes([0, x.0[4], x.0[5], x.0[6]]);
+        let (m, m0) = (machine(self), machine(base));
+        let (pid, pid0, counter) = (u32::from(self.pid()), u32::from(base.pid()), self.counter());
+        let code = if m < m0 {
+            m
+        } else if m > m0 {
+            REGION + (1 << 31) + m
+        } else if pid < pid0 {
+            REGION + ((pid << 14) | (counter >> 10))
+        } else if pid == pid0 {
+            REGION + (pid0 << 14) + counter
+        } else {
+            REGION + REGION + ((pid << 14) | (counter >> 10))
+        };
+        (u64::from(self.time()) << 32) | u64::from(code)
     }
 
     pub fn to_text(&self) -> [u8; TEXT_LEN] {
@@ -293,11 +329,28 @@ mod tests {
     }
 
     #[test]
-    fn abbreviation_preserves_order() {
-        let a = Xid::from_parts(5, [1, 2, 3], 0x0102, 9).unwrap();
-        assert_eq!(a.abbreviated(), 0x0000_0005_0102_0301);
-        let b = Xid::from_parts(5, [1, 2, 3], 0x0103, 0).unwrap();
-        assert!(a.abbreviated() <= b.abbreviated() && a < b);
+    fn abbreviation_regions() {
+        let base = Xid::from_parts(5, [1, 2, 3], 0x0102, 9).unwrap();
+        let key = |m: [u8; 3], pid: u16, counter: u32| {
+            Xid::from_parts(5, m, pid, counter)
+                .unwrap()
+                .abbreviated(&base)
+        };
+        assert_eq!(
+            key([1, 2, 3], 0x0102, 9),
+            (5 << 32) | ((1 << 24) + (0x0102 << 14) + 9)
+        );
+        assert_eq!(key([0, 0, 7], 0xffff, 0xff_ffff), (5 << 32) | 7);
+        assert_eq!(
+            key([0xff, 0xff, 0xff], 0, 0),
+            (5 << 32) | ((1u64 << 24) + (1 << 31) + 0xff_ffff)
+        );
+        assert!(key([1, 2, 3], 0x0101, 0xff_ffff) < key([1, 2, 3], 0x0102, 0));
+        assert!(key([1, 2, 3], 0x0102, 0xff_ffff) < key([1, 2, 3], 0x0103, 0));
+        assert!(key([1, 2, 3], 0xffff, 0xff_ffff) < key([1, 2, 4], 0, 0));
+        assert!(key([1, 2, 2], 0xffff, 0xff_ffff) < key([1, 2, 3], 0, 0));
+        // The key of the base's process is exact.
+        assert!(key([1, 2, 3], 0x0102, 10) > key([1, 2, 3], 0x0102, 9));
     }
 
     #[test]
@@ -374,6 +427,81 @@ mod tests {
         let mut c = LocalCounter::starting_at(u32::MAX);
         assert_eq!(c.take(), MAX_COUNTER);
         assert_eq!(c.take(), 0);
+    }
+
+    /// Ids that differ in few places, near the base, so that every region and border is hit.
+    fn near(base: Xid) -> impl Strategy<Value = Xid> {
+        (
+            any::<[bool; 4]>(),
+            -2i64..=2,
+            -2i64..=2,
+            -2i64..=2,
+            -3i64..=3,
+            any::<Xid12Bytes>(),
+        )
+            .prop_map(move |(random, dt, dm, dp, dc, Xid12Bytes(raw))| {
+                let pick = |r: bool, near: i64, far: i64| if r { far } else { near };
+                let nudged = |v: i64, d: i64, max: i64| (v + d).clamp(0, max);
+                let other = Xid(raw);
+                let m0 = i64::from(u32::from_be_bytes([0, base.0[4], base.0[5], base.0[6]]));
+                let mo = i64::from(u32::from_be_bytes([0, other.0[4], other.0[5], other.0[6]]));
+                let time = pick(
+                    random[0],
+                    nudged(base.time().into(), dt, u32::MAX.into()),
+                    other.time().into(),
+                );
+                let machine = pick(random[1], nudged(m0, dm, MAX_MACHINE.into()), mo);
+                let pid = pick(
+                    random[2],
+                    nudged(base.pid().into(), dp, 0xffff),
+                    other.pid().into(),
+                );
+                let counter = pick(
+                    random[3],
+                    nudged(base.counter().into(), dc, MAX_COUNTER.into()),
+                    other.counter().into(),
+                );
+                Xid::from_raw_parts(time, &machine_from_int(machine).unwrap(), pid, counter)
+                    .unwrap()
+            })
+    }
+
+    #[derive(Debug, Clone, Copy)]
+    struct Xid12Bytes([u8; 12]);
+
+    impl Arbitrary for Xid12Bytes {
+        type Parameters = ();
+        type Strategy = BoxedStrategy<Self>;
+        fn arbitrary_with(_: ()) -> Self::Strategy {
+            any::<[u8; 12]>().prop_map(Xid12Bytes).boxed()
+        }
+    }
+
+    fn pairs_near_a_base() -> impl Strategy<Value = (Xid, Xid, Xid)> {
+        any::<Xid12Bytes>().prop_flat_map(|Xid12Bytes(raw)| {
+            let base = Xid(raw);
+            (Just(base), near(base), near(base))
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        #[test]
+        fn abbreviation_never_contradicts_order((base, a, b) in pairs_near_a_base()) {
+            let (ka, kb) = (a.abbreviated(&base), b.abbreviated(&base));
+            if a < b { prop_assert!(ka <= kb, "{:?} < {:?} but keys {:x} > {:x} (base {:?})", a, b, ka, kb, base); }
+            if a == b { prop_assert_eq!(ka, kb); }
+            // Exact for the base's process.
+            if a.machine() == base.machine() && b.machine() == base.machine() && a.pid() == base.pid() && b.pid() == base.pid() && a != b {
+                prop_assert_ne!(ka, kb);
+            }
+        }
+
+        #[test]
+        fn abbreviation_never_contradicts_order_of_any_ids(a in any::<[u8; 12]>(), b in any::<[u8; 12]>(), base in any::<[u8; 12]>()) {
+            let (a, b, base) = (Xid(a), Xid(b), Xid(base));
+            if a < b { prop_assert!(a.abbreviated(&base) <= b.abbreviated(&base)); }
+        }
     }
 
     proptest! {

@@ -118,7 +118,8 @@ SELECT min(id) = (SELECT id FROM events ORDER BY id LIMIT 1) AS min_ok,
        max(id) = (SELECT id FROM events ORDER BY id DESC LIMIT 1) AS max_ok FROM events;
 EXPLAIN (COSTS OFF) SELECT max(id) FROM events;
 
--- Sorting: abbreviated keys kept (distinct seconds) and abandoned (one second, one pid).
+-- Sorting ids spread over time, ids of one burst, and ids of many machines in one second
+-- (abbreviated keys that tie or are abandoned).
 SET work_mem = '64MB';
 CREATE TEMP TABLE spread AS
 SELECT gen_xid12(timestamptz '2020-01-01' + (g * 7919 % 200000) * interval '1 second') AS x
@@ -130,12 +131,27 @@ SELECT count(*) FILTER (WHERE x < prev) AS out_of_order, count(*) FILTER (WHERE 
 FROM (SELECT x, lag(x) OVER (ORDER BY x) AS prev FROM spread) s;
 SELECT count(*) FILTER (WHERE x < prev) AS out_of_order, count(*) FILTER (WHERE x::bytea < prev::bytea) AS bytea_disagrees
 FROM (SELECT x, lag(x) OVER (ORDER BY x) AS prev FROM burst) s;
+CREATE TEMP TABLE machines AS
+SELECT xid12_from_parts('2026-07-01', substring(decode(md5(g::text), 'hex') FROM 1 FOR 3), g % 7, (g * 7919) % 16777216) AS x
+FROM generate_series(1, 200000) g;
+SELECT count(*) FILTER (WHERE x < prev) AS out_of_order, count(*) FILTER (WHERE x::bytea < prev::bytea) AS bytea_disagrees
+FROM (SELECT x, lag(x) OVER (ORDER BY x) AS prev FROM machines) s;
+CREATE INDEX machines_x ON machines (x);
+SET enable_seqscan = off;
+SELECT count(*) FILTER (WHERE x < prev) AS index_out_of_order
+FROM (SELECT x, lag(x) OVER () AS prev FROM (SELECT x FROM machines ORDER BY x) o) s;
+RESET enable_seqscan;
 SELECT count(*) AS desc_out_of_order
 FROM (SELECT x, lag(x) OVER (ORDER BY x DESC) AS prev FROM spread) s WHERE x > prev;
 -- Btree deduplication is allowed (btequalimage).
 CREATE EXTENSION IF NOT EXISTS pageinspect;
 CREATE INDEX burst_x ON burst (x);
 SELECT allequalimage FROM bt_metap('burst_x');
+-- amcheck verifies the order of indexes built by the sort.
+CREATE EXTENSION IF NOT EXISTS amcheck;
+SELECT bt_index_check('burst_x', true), bt_index_check('machines_x', true);
+CREATE INDEX spread_x ON spread (x);
+SELECT bt_index_check('spread_x', true);
 RESET work_mem;
 
 DROP TABLE events, events_brin, parted;

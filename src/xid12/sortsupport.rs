@@ -15,11 +15,18 @@ fn xid12_sortsupport(ssup: Internal) {
     unsafe { prepare(ssup.cast_mut_ptr()) }
 }
 
-/// What one sort's abbreviation keeps, in the sort's memory context.
+/// What one sort's abbreviation keeps, in the sort's memory context. Plain data: nothing to
+/// drop, 8-byte alignment at most (what palloc gives). A sort that is reset and refilled
+/// (incremental sort) keeps its base; keys of one batch still share it.
 struct Abbreviation {
     base: Option<Xid>,
     stats: AbbreviationStats,
 }
+
+const _: () = assert!(std::mem::align_of::<Abbreviation>() <= 8);
+const _: () = assert!(!std::mem::needs_drop::<Abbreviation>());
+// The key is 64 bits wide; pgrx targets only 64-bit platforms.
+const _: () = assert!(std::mem::size_of::<pg_sys::Datum>() == 8);
 
 /// Fills in a sort's support functions.
 ///

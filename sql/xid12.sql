@@ -115,7 +115,7 @@ CREATE AGGREGATE max(xid12) (
 -- assignment to text), the same as for uuid.
 
 CREATE FUNCTION xid12_to_bytea(xid12) RETURNS bytea
-    AS 'MODULE_PATHNAME', 'xid12_to_bytea_wrapper' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+    AS 'MODULE_PATHNAME', 'xid12_send_wrapper' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION xid12(bytea) RETURNS xid12
     AS 'MODULE_PATHNAME', 'bytea_to_xid12_wrapper' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE CAST (xid12 AS bytea) WITH FUNCTION xid12_to_bytea(xid12);

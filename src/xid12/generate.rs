@@ -13,11 +13,6 @@ thread_local! {
     static LOCAL_COUNTER: Cell<Option<LocalCounter>> = const { Cell::new(None) };
 }
 
-/// The machine id written into new ids: the setting when set, else md5(host name).
-pub fn current_machine() -> [u8; 3] {
-    guc::xid_machine()
-}
-
 /// The cluster-wide counter when preloaded, else this backend's own, started at random.
 fn next_counter() -> u32 {
     if let Some(value) = shmem::next_xid_counter() {
@@ -44,7 +39,7 @@ fn gen_xid12() -> Xid12 {
         let mut generator = cell.get();
         let id = generator.next(
             timestamps::now_unix_seconds(),
-            current_machine(),
+            guc::xid_machine(),
             pid(),
             counter,
         );
@@ -59,7 +54,7 @@ fn gen_xid12_at(ts: TimestampWithTimeZone) -> Xid12 {
     Xid12(
         Xid::from_parts(
             time,
-            current_machine(),
+            guc::xid_machine(),
             pid(),
             next_counter() & idgen_core::xid::MAX_COUNTER,
         )
@@ -69,5 +64,5 @@ fn gen_xid12_at(ts: TimestampWithTimeZone) -> Xid12 {
 
 #[pg_extern(sql = false)]
 fn xid12_current_machine() -> crate::datum_out::ByteaDatum {
-    crate::datum_out::ByteaDatum::new(&current_machine())
+    crate::datum_out::ByteaDatum::new(&guc::xid_machine())
 }

@@ -45,13 +45,9 @@ fn xid12_recv(buf: Internal) -> Xid12 {
     }
 }
 
+/// Also the cast to bytea (`xid12_to_bytea` in SQL): both are the 12 bytes.
 #[pg_extern(sql = false)]
 fn xid12_send(value: Xid12) -> ByteaDatum {
-    ByteaDatum::new(&value.0 .0)
-}
-
-#[pg_extern(sql = false)]
-fn xid12_to_bytea(value: Xid12) -> ByteaDatum {
     ByteaDatum::new(&value.0 .0)
 }
 

@@ -42,7 +42,7 @@ def compare(conn, title: str, ours: str, builtin: str, target: float | None, set
 def pgbench_tps(script: str, clients: int, seconds: int) -> float:
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
         f.write(script + "\n")
-    pgbench = os.path.join(subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True).stdout.strip(), "pgbench")
+    pgbench = os.path.join(os.environ["PG_IDGEN_BINDIR"], "pgbench")
     # Prepared statements, so that parsing does not hide the cost of the call itself.
     cmd = [pgbench, "-n", "-M", "prepared", "-h", HOST, "-p", PORT, "-U", "postgres", "-c", str(clients),
            "-j", "2", "-T", str(seconds), "-f", f.name, "postgres"]
@@ -59,12 +59,29 @@ def main() -> None:
         conn.execute("CREATE EXTENSION IF NOT EXISTS pg_idgen")
         conn.execute("SET work_mem = '1GB'")
         conn.execute("SET max_parallel_workers_per_gather = 0")
-        print(f"pg_idgen benchmarks: {ROUNDS} rounds, ratio = median of per-round ratios\n")
+        version = conn.execute("SELECT current_setting('server_version')").fetchone()[0]
+        # PostgreSQL 18 has a built-in time-ordered uuid, the closest contender.
+        has_uuidv7 = conn.execute("SELECT current_setting('server_version_num')::int >= 180000").fetchone()[0]
+        print(f"pg_idgen benchmarks on PostgreSQL {version}: {ROUNDS} rounds, ratio = median of per-round ratios\n")
 
         print("== xid12")
         compare(conn, "generate 3M: count(gen_xid12()) vs count(gen_random_uuid())",
                 "SELECT count(gen_xid12()) FROM generate_series(1, 3000000)",
                 "SELECT count(gen_random_uuid()) FROM generate_series(1, 3000000)", 0.2)
+        if has_uuidv7:
+            compare(conn, "generate 3M: count(gen_xid12()) vs count(uuidv7())",
+                    "SELECT count(gen_xid12()) FROM generate_series(1, 3000000)",
+                    "SELECT count(uuidv7()) FROM generate_series(1, 3000000)", None)
+        uuid_generators = ["gen_random_uuid()"] + (["uuidv7()"] if has_uuidv7 else [])
+        conn.execute("DROP TABLE IF EXISTS bench_pk_xid12, bench_pk_uuid")
+        conn.execute("CREATE UNLOGGED TABLE bench_pk_xid12 (id xid12 PRIMARY KEY DEFAULT gen_xid12(), n int)")
+        for generator in uuid_generators:
+            conn.execute("DROP TABLE IF EXISTS bench_pk_uuid")
+            conn.execute(f"CREATE UNLOGGED TABLE bench_pk_uuid (id uuid PRIMARY KEY DEFAULT {generator}, n int)")
+            compare(conn, f"insert 1M rows into a primary-key table: DEFAULT gen_xid12() vs DEFAULT {generator}",
+                    "TRUNCATE bench_pk_xid12; INSERT INTO bench_pk_xid12 (n) SELECT g FROM generate_series(1, 1000000) g",
+                    "TRUNCATE bench_pk_uuid; INSERT INTO bench_pk_uuid (n) SELECT g FROM generate_series(1, 1000000) g", None)
+        conn.execute("DROP TABLE bench_pk_xid12, bench_pk_uuid")
         compare(conn, "generate 3M: count(gen_xid12()) vs count(*) of the bare series",
                 "SELECT count(gen_xid12()) FROM generate_series(1, 3000000)",
                 "SELECT count(*) FROM generate_series(1, 3000000)", 2.0)
@@ -74,17 +91,24 @@ def main() -> None:
         conn.execute("CREATE TABLE bench_burst AS SELECT x FROM (SELECT gen_xid12() AS x FROM generate_series(1, 2000000)) s ORDER BY random()")
         conn.execute("CREATE TABLE bench_spread AS SELECT gen_xid12(now() - random() * interval '365 days') AS x FROM generate_series(1, 2000000)")
         conn.execute("CREATE TABLE bench_uuid AS SELECT gen_random_uuid() AS u FROM generate_series(1, 2000000)")
+        conn.execute("DROP TABLE IF EXISTS bench_uuidv7")
+        if has_uuidv7:  # made in one burst, stored in random order, like bench_burst
+            conn.execute("CREATE TABLE bench_uuidv7 AS SELECT u FROM (SELECT uuidv7() AS u FROM generate_series(1, 2000000)) s ORDER BY random()")
         conn.execute("VACUUM ANALYZE bench_burst, bench_spread, bench_uuid")
         compare(conn, "sort 2M random-order ids made in one burst vs 2M uuid",
                 "SELECT * FROM (SELECT x FROM bench_burst ORDER BY x) s OFFSET 2000000",
                 "SELECT * FROM (SELECT u FROM bench_uuid ORDER BY u) s OFFSET 2000000", 1.1)
+        if has_uuidv7:
+            compare(conn, "sort 2M random-order ids made in one burst vs 2M uuidv7() made in one burst",
+                    "SELECT * FROM (SELECT x FROM bench_burst ORDER BY x) s OFFSET 2000000",
+                    "SELECT * FROM (SELECT u FROM bench_uuidv7 ORDER BY u) s OFFSET 2000000", None)
         compare(conn, "sort 2M random-order ids spread over a year vs 2M uuid",
                 "SELECT * FROM (SELECT x FROM bench_spread ORDER BY x) s OFFSET 2000000",
                 "SELECT * FROM (SELECT u FROM bench_uuid ORDER BY u) s OFFSET 2000000", 1.1)
         compare(conn, "text output of 2M values: count(x::text) vs count(u::text)",
                 "SELECT count(x::text) FROM bench_spread",
                 "SELECT count(u::text) FROM bench_uuid", 1.0)
-        conn.execute("DROP TABLE bench_burst, bench_spread, bench_uuid")
+        conn.execute("DROP TABLE IF EXISTS bench_burst, bench_spread, bench_uuid, bench_uuidv7")
 
         print("\n== rapkey")
         conn.execute("DROP TABLE IF EXISTS bench_keys, bench_rk, bench_text")

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks against built-ins measured in the same run (release build, preloaded cluster).
+#   bash scripts/bench.sh        # PostgreSQL 15 (Debian's)
+#   bash scripts/bench.sh 18     # any supported version; 18 adds uuidv7() as a contender
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PORT=${PG_IDGEN_BENCH_PORT:-54396}
@@ -7,6 +9,8 @@ trap 'stop_cluster bench' EXIT
 
 ensure_deps
 ensure_venv
+use_postgres "${1:-15}"
 install_extension release
 start_cluster bench "$PORT" preload "pg_idgen.worker_id = 1"
-PG_IDGEN_HOST=$(socket_dir bench) PG_IDGEN_PORT=$PORT "$ROOT/.venv/bin/python" "$ROOT/bench/bench.py"
+PG_IDGEN_HOST=$(socket_dir bench) PG_IDGEN_PORT=$PORT PG_IDGEN_BINDIR=$BINDIR \
+    "$ROOT/.venv/bin/python" "$ROOT/bench/bench.py"

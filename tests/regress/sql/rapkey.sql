@@ -89,7 +89,10 @@ SELECT rapkey_next('ord.cn.sh.202407'), rapkey_next('ord.cn.sh.202407'), rapkey_
 SELECT rapkey_next('usr');
 SELECT prefix, last_value FROM rapkey_counter ORDER BY prefix;
 SELECT rapkey_next('ord.a.b.c.d.e');
+-- Without the CONTEXT line: PostgreSQL 14 numbers PL/pgSQL lines of it differently.
+\set SHOW_CONTEXT never
 SELECT rapkey_next('ord.cn.');
+\set SHOW_CONTEXT errors
 BEGIN;
 SELECT rapkey_next('ord.cn.sh.202407');
 ROLLBACK;

@@ -3,7 +3,9 @@ SELECT current_database() AS regress_db \gset
 CREATE DATABASE rapkey_icu LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8' TEMPLATE template0;
 \c rapkey_icu
 CREATE EXTENSION pg_idgen;
-SELECT datlocprovider, daticulocale FROM pg_database WHERE datname = current_database();
+-- PostgreSQL 17 renamed daticulocale to datlocale: read whichever the server has.
+SELECT datlocprovider, coalesce(to_jsonb(d) ->> 'datlocale', to_jsonb(d) ->> 'daticulocale') AS icu_locale
+FROM pg_database d WHERE datname = current_database();
 CREATE TABLE keys (k rapkey PRIMARY KEY, t text);
 INSERT INTO keys
 SELECT k, k FROM (

@@ -11,3 +11,12 @@ BEGIN
 EXCEPTION WHEN others THEN
     RETURN SQLSTATE || ': ' || SQLERRM;
 END $$;
+-- The lines of a statement's EXPLAIN (COSTS OFF), trimmed, for tests that check one part.
+CREATE FUNCTION test_helpers.plan_lines(statement text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || statement LOOP
+        RETURN NEXT btrim(line);
+    END LOOP;
+END $$;

@@ -116,7 +116,10 @@ EXPLAIN (COSTS OFF) SELECT n FROM parted WHERE id = '9m4e2mr0ui3e8a215n4g';
 -- min/max aggregates, also through the index.
 SELECT min(id) = (SELECT id FROM events ORDER BY id LIMIT 1) AS min_ok,
        max(id) = (SELECT id FROM events ORDER BY id DESC LIMIT 1) AS max_ok FROM events;
-EXPLAIN (COSTS OFF) SELECT max(id) FROM events;
+-- Only the plan's scan lines: PostgreSQL 17 reworded the InitPlan line and 18 drops the
+-- IS NOT NULL condition on a NOT NULL column, neither of which is ours.
+SELECT line FROM test_helpers.plan_lines('SELECT max(id) FROM events') line
+WHERE line ~ '(Limit|Scan)';
 
 -- Sorting ids spread over time, ids of one burst, and ids of many machines in one second
 -- (abbreviated keys that tie or are abandoned).

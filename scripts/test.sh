@@ -33,7 +33,7 @@ run_regress() { # CLUSTER PORT NAME TEST...
 preloaded_tests() {
     echo setup xid12_io xid12_index xid12_generate snowflake rapkey encodings
     [ "$PG_MAJOR" -ge 16 ] && echo soft_errors
-    [ "$PG_MAJOR" -ge 17 ] && echo copy_on_error
+    [ "$PG_MAJOR" -ge 17 ] && echo on_error
     [ "$HAS_ICU" = yes ] && echo rapkey_icu
     return 0
 }

@@ -33,3 +33,8 @@ usr.cn.10001-x
 INSERT INTO copied_keys SELECT k FROM staged_keys WHERE rapkey_is_valid(k);
 SELECT k FROM copied_keys ORDER BY k;
 DROP TABLE copied_ids, copied_keys, staged_keys;
+-- SQL/JSON's ON ERROR clauses (17+) read xid12 through the same soft path.
+SELECT JSON_VALUE(jsonb '{"id": "9m4e2mr0ui3e8a215n4g"}', '$.id' RETURNING xid12) AS read,
+       JSON_VALUE(jsonb '{"id": "zz"}', '$.id' RETURNING xid12 NULL ON ERROR) AS null_on_error,
+       JSON_VALUE(jsonb '{"id": "zz"}', '$.id' RETURNING xid12 DEFAULT '00000000000000000000' ON ERROR) AS default_on_error;
+SELECT JSON_VALUE(jsonb '{"id": "zz"}', '$.id' RETURNING xid12 ERROR ON ERROR);

@@ -11,16 +11,36 @@ PORT=${PG_IDGEN_DEMO_PORT:-54399}
 ensure_deps
 use_postgres "${1:-15}"
 install_extension release
-say "starting a throwaway cluster in $CLUSTERS/demo (port $PORT)"
-# The demo cluster is Snowflake worker 1; a real cluster picks its own id (0..1023).
-start_cluster demo "$PORT" preload "pg_idgen.worker_id = 1"
-"$BINDIR/psql" -h "$(socket_dir demo)" -p "$PORT" -U postgres -d postgres -X -q \
+# One demo cluster per version, kept between runs: a second run restarts it (loading the new
+# build) and keeps whatever you put in it. Only the database idgen_demo is made afresh.
+NAME=demo-$PG_MAJOR
+for other in "$CLUSTERS"/demo-*; do # they share the port
+    [ "$other" = "$CLUSTERS/$NAME" ] || stop_cluster "$(basename "$other")"
+done
+if [ -f "$CLUSTERS/$NAME/data/PG_VERSION" ]; then
+    say "restarting the demo cluster in $CLUSTERS/$NAME (port $PORT); its databases are kept"
+    stop_cluster "$NAME"
+    as_postgres "$BINDIR/pg_ctl" -D "$CLUSTERS/$NAME/data" -l "$CLUSTERS/$NAME/server.log" -w start >/dev/null 9<&-
+else
+    say "starting a new demo cluster in $CLUSTERS/$NAME (port $PORT)"
+    # The demo cluster is Snowflake worker 1; a real cluster picks its own id (0..1023).
+    start_cluster "$NAME" "$PORT" preload "pg_idgen.worker_id = 1"
+fi
+SOCK=$(socket_dir "$NAME")
+"$BINDIR/psql" -h "$SOCK" -p "$PORT" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1 \
+    -c "DROP DATABASE IF EXISTS idgen_demo" -c "CREATE DATABASE idgen_demo"
+"$BINDIR/psql" -h "$SOCK" -p "$PORT" -U postgres -d idgen_demo -X -q \
     -v ON_ERROR_STOP=1 -f "$ROOT/scripts/demo.sql"
 
+AS_PG=$([ -n "$SUDO" ] && echo "sudo -u postgres" || echo "runuser -u postgres --")
 cat <<MSG
 
 pg_idgen is running. Connect with:
-    $BINDIR/psql -h $(socket_dir demo) -p $PORT -U postgres
+    $BINDIR/psql -h $SOCK -p $PORT -U postgres -d idgen_demo
 Stop the cluster with:
-    $([ -n "$SUDO" ] && echo "sudo -u postgres" || echo "runuser -u postgres --") $BINDIR/pg_ctl -D $CLUSTERS/demo/data stop
+    $AS_PG $BINDIR/pg_ctl -D $CLUSTERS/$NAME/data stop
+Remove it (after stopping it) with:
+    ${SUDO:+sudo }rm -rf $CLUSTERS/$NAME
+Running this script again restarts the cluster and keeps your data, except the idgen_demo
+database, which it makes afresh.
 MSG

@@ -95,38 +95,41 @@ PY
     mv "$dir.tmp" "$dir"
 }
 
-# use_postgres MAJOR: selects the PostgreSQL the rest of the script builds for and runs, and
-# registers it with cargo-pgrx. Sets PG_MAJOR, PG_CONFIG, BINDIR, PG_REGRESS and HAS_ICU, and
-# puts BINDIR first on PATH (pg_config, pg_dump, pgbench of that version).
+# use_postgres MAJOR: selects the PostgreSQL the rest of the script builds for and runs (see
+# use_pg_config), fetching its build first when it is not Debian's.
 use_postgres() {
-    PG_MAJOR=$1
-    if [ "$PG_MAJOR" = 15 ] && [ "${PG_IDGEN_PG15:-debian}" = debian ]; then
-        PG_CONFIG=/usr/bin/pg_config
+    if [ "$1" = 15 ] && [ "${PG_IDGEN_PG15:-debian}" = debian ]; then
+        use_pg_config /usr/bin/pg_config
     else
-        fetch_postgres "$PG_MAJOR"
-        PG_CONFIG=$PG_BUILDS/$PG_MAJOR/bin/pg_config
+        fetch_postgres "$1"
+        use_pg_config "$PG_BUILDS/$1/bin/pg_config"
     fi
+    as_postgres test -x "$BINDIR/postgres" ||
+        die "the postgres OS user cannot run $BINDIR/postgres: every directory above it must be searchable (chmod o+x)"
+}
+
+# use_pg_config PG_CONFIG: selects that PostgreSQL and registers it with cargo-pgrx. Sets
+# PG_CONFIG, PG_MAJOR, BINDIR, PG_REGRESS and HAS_ICU, and puts BINDIR first on PATH
+# (pg_config, pg_dump, pgbench of that version).
+use_pg_config() {
+    PG_CONFIG=$1
+    [ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG"
+    PG_MAJOR=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+    case " $PG_VERSIONS " in
+        *" $PG_MAJOR "*) ;;
+        *) die "PostgreSQL $PG_MAJOR is not supported (supported: $PG_VERSIONS)" ;;
+    esac
     BINDIR=$("$PG_CONFIG" --bindir)
     export PATH="$BINDIR:$PATH"
     PG_REGRESS=$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress
     HAS_ICU=no
     "$PG_CONFIG" --configure | grep -q "'--with-icu'" && HAS_ICU=yes
-    as_postgres test -x "$BINDIR/postgres" ||
-        die "the postgres OS user cannot run $BINDIR/postgres: every directory above it must be searchable (chmod o+x)"
     mkdir -p "$PGRX_HOME"
     local config=$PGRX_HOME/config.toml
     [ -f "$config" ] || printf '[configs]\n' >"$config"
     if ! grep -qxF "pg$PG_MAJOR = \"$PG_CONFIG\"" "$config"; then
         sed -i "/^pg$PG_MAJOR = /d" "$config"
         echo "pg$PG_MAJOR = \"$PG_CONFIG\"" >>"$config"
-    fi
-}
-
-ensure_venv() {
-    if [ ! -x "$ROOT/.venv/bin/pytest" ] || ! "$ROOT/.venv/bin/python" -c 'import psycopg' 2>/dev/null; then
-        say "creating the Python venv for client tests"
-        python3 -m venv "$ROOT/.venv"
-        "$ROOT/.venv/bin/pip" install -q -r "$ROOT/tests/client/requirements.txt"
     fi
 }
 
@@ -147,6 +150,21 @@ install_extension() {
     [ -n "$SUDO" ] && system_postgres && flags="$flags --sudo"
     say "building and installing pg_idgen ($1) into PostgreSQL $PG_MAJOR"
     (cd "$ROOT" && cargo pgrx install --pg-config "$PG_CONFIG" $flags)
+    install_released_scripts
+}
+
+# cargo pgrx install writes the current version's install script and copies the upgrade
+# scripts; this copies the frozen install scripts of released versions (sql/pg_idgen--X.Y.Z.sql)
+# into the extension directory ($1, default PG_CONFIG's), so that CREATE EXTENSION pg_idgen
+# VERSION 'X.Y.Z' works there (the upgrade test creates each released version).
+install_released_scripts() {
+    local extdir=${1:-$("$PG_CONFIG" --sharedir)/extension} f
+    for f in "$ROOT"/sql/pg_idgen--*.sql; do
+        case $(basename "$f") in
+            pg_idgen--*--*) ;; # upgrade scripts: copied by cargo pgrx install
+            *) $SUDO install -m 644 "$f" "$extdir/" ;;
+        esac
+    done
 }
 
 # start_cluster NAME PORT [preload|plain] [SETTING]: a throwaway cluster in $CLUSTERS/NAME, run

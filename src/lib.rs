@@ -2,6 +2,15 @@
 //!
 //! The SQL objects themselves are written by hand in `sql/*.sql`; the Rust functions
 //! below are declared with `sql = false` so that file is the one reviewed definition.
+//!
+//! **Symbol names are an on-disk interface.** Every database that ran an install or upgrade
+//! script stores, for each C function, the library symbol it named (`pg_proc.prosrc`): pgrx's
+//! `<rust function name>_wrapper`. Renaming a `#[pg_extern]` function renames its symbol, and
+//! every existing install then fails when it calls the function. So a Rust function that a
+//! released script names keeps its name (its signature in SQL stays as released, too); a
+//! change goes into a new function plus an upgrade script `sql/pg_idgen--A--B.sql`. The upgrade
+//! test creates every released version from its frozen script against the current library,
+//! which fails on a missing symbol.
 
 use pgrx::prelude::*;
 

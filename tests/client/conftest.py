@@ -1,6 +1,7 @@
 """Connections to the throwaway clusters that scripts/test.sh starts."""
 import os
 import threading
+import time
 
 import psycopg
 import pytest
@@ -27,6 +28,20 @@ def database():
     with connect(dbname=name) as conn:
         conn.execute("CREATE EXTENSION pg_idgen")
     return name
+
+
+@pytest.fixture
+def worker_42():
+    """pg_idgen.worker_id is cluster-wide: set it with ALTER SYSTEM, reset it afterwards."""
+    with connect() as conn:
+        conn.execute("ALTER SYSTEM SET pg_idgen.worker_id = 42")
+        conn.execute("SELECT pg_reload_conf()")
+    time.sleep(0.5)
+    yield
+    with connect() as conn:
+        conn.execute("ALTER SYSTEM RESET pg_idgen.worker_id")
+        conn.execute("SELECT pg_reload_conf()")
+    time.sleep(0.5)
 
 
 def run_concurrently(count: int, worker) -> None:

@@ -11,20 +11,6 @@ PER_CONNECTION = 100_000
 BATCH = 10_000
 
 
-@pytest.fixture
-def worker_42():
-    """pg_idgen.worker_id is cluster-wide: set it with ALTER SYSTEM, reset it afterwards."""
-    with connect() as conn:
-        conn.execute("ALTER SYSTEM SET pg_idgen.worker_id = 42")
-        conn.execute("SELECT pg_reload_conf()")
-    time.sleep(0.5)
-    yield
-    with connect() as conn:
-        conn.execute("ALTER SYSTEM RESET pg_idgen.worker_id")
-        conn.execute("SELECT pg_reload_conf()")
-    time.sleep(0.5)
-
-
 def test_sixteen_connections_100k_each(database, worker_42):
     with connect(dbname=database) as conn:
         conn.execute("DROP TABLE IF EXISTS flakes")

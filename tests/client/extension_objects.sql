@@ -1,0 +1,80 @@
+-- One line per object of the pg_idgen extension, with every property a user or the planner
+-- relies on, and no OIDs: two databases with the same objects give the same lines.
+WITH member AS (
+    SELECT d.classid, d.objid
+    FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+    WHERE d.refclassid = 'pg_catalog.pg_extension'::regclass AND d.deptype = 'e'
+      AND e.extname = 'pg_idgen'
+)
+SELECT pg_catalog.pg_describe_object(m.classid, m.objid, 0) || ' | ' || CASE m.classid
+    WHEN 'pg_catalog.pg_proc'::regclass THEN (
+        SELECT CASE WHEN p.prokind = 'a' THEN
+                   format('aggregate(%s) returns %s trans=%s final=%s combine=%s sortop=%s stype=%s init=%s',
+                          pg_catalog.pg_get_function_arguments(p.oid), pg_catalog.pg_get_function_result(p.oid),
+                          a.aggtransfn, a.aggfinalfn, a.aggcombinefn, a.aggsortop::regoperator,
+                          a.aggtranstype::regtype, a.agginitval)
+               ELSE pg_catalog.pg_get_functiondef(p.oid) END
+               || format(' acl=%s comment=%s', p.proacl, pg_catalog.obj_description(p.oid, 'pg_proc'))
+        FROM pg_catalog.pg_proc p LEFT JOIN pg_catalog.pg_aggregate a ON a.aggfnoid = p.oid
+        WHERE p.oid = m.objid)
+    WHEN 'pg_catalog.pg_type'::regclass THEN (
+        SELECT format('type=%s len=%s byval=%s align=%s storage=%s category=%s preferred=%s '
+                      'io=%s/%s/%s/%s analyze=%s base=%s collation=%s notnull=%s default=%s array=%s '
+                      'acl=%s comment=%s constraints=%s',
+                      t.typtype, t.typlen, t.typbyval, t.typalign, t.typstorage, t.typcategory,
+                      t.typispreferred, t.typinput, t.typoutput, t.typreceive, t.typsend, t.typanalyze,
+                      pg_catalog.format_type(t.typbasetype, t.typtypmod),
+                      (SELECT c.collname FROM pg_catalog.pg_collation c WHERE c.oid = t.typcollation),
+                      t.typnotnull, t.typdefault, pg_catalog.format_type(t.typarray, NULL), t.typacl,
+                      pg_catalog.obj_description(t.oid, 'pg_type'),
+                      (SELECT string_agg(c.conname || ' ' || pg_catalog.pg_get_constraintdef(c.oid)
+                                         || ' validated=' || c.convalidated, '; ' ORDER BY c.conname)
+                       FROM pg_catalog.pg_constraint c WHERE c.contypid = t.oid))
+        FROM pg_catalog.pg_type t WHERE t.oid = m.objid)
+    WHEN 'pg_catalog.pg_operator'::regclass THEN (
+        SELECT format('code=%s commutator=%s negator=%s restrict=%s join=%s merges=%s hashes=%s comment=%s',
+                      o.oprcode, nullif(o.oprcom, 0)::regoperator, nullif(o.oprnegate, 0)::regoperator,
+                      o.oprrest, o.oprjoin, o.oprcanmerge, o.oprcanhash,
+                      pg_catalog.obj_description(o.oid, 'pg_operator'))
+        FROM pg_catalog.pg_operator o WHERE o.oid = m.objid)
+    WHEN 'pg_catalog.pg_opclass'::regclass THEN (
+        SELECT format('type=%s default=%s family=%s storage=%s',
+                      c.opcintype::regtype, c.opcdefault, f.opfname, nullif(c.opckeytype, 0)::regtype)
+        FROM pg_catalog.pg_opclass c JOIN pg_catalog.pg_opfamily f ON f.oid = c.opcfamily
+        WHERE c.oid = m.objid)
+    WHEN 'pg_catalog.pg_opfamily'::regclass THEN (
+        SELECT format('operators=%s procedures=%s',
+                      (SELECT string_agg(format('%s:%s:%s', o.amopstrategy, o.amopopr::regoperator, o.amoppurpose),
+                                         ', ' ORDER BY o.amopstrategy, o.amopopr::regoperator::text)
+                       FROM pg_catalog.pg_amop o WHERE o.amopfamily = m.objid),
+                      (SELECT string_agg(format('%s(%s,%s):%s', p.amprocnum, p.amproclefttype::regtype,
+                                                p.amprocrighttype::regtype, p.amproc::regprocedure),
+                                         ', ' ORDER BY p.amprocnum, p.amproclefttype::regtype::text)
+                       FROM pg_catalog.pg_amproc p WHERE p.amprocfamily = m.objid)))
+    WHEN 'pg_catalog.pg_cast'::regclass THEN (
+        SELECT format('function=%s context=%s method=%s',
+                      nullif(c.castfunc, 0)::regprocedure, c.castcontext, c.castmethod)
+        FROM pg_catalog.pg_cast c WHERE c.oid = m.objid)
+    WHEN 'pg_catalog.pg_class'::regclass THEN (
+        SELECT format('kind=%s persistence=%s acl=%s columns=%s constraints=%s indexes=%s',
+                      r.relkind, r.relpersistence, r.relacl,
+                      (SELECT string_agg(format('%s %s notnull=%s collation=%s default=%s', a.attname,
+                                                pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull,
+                                                (SELECT c.collname FROM pg_catalog.pg_collation c WHERE c.oid = a.attcollation),
+                                                pg_catalog.pg_get_expr(d.adbin, d.adrelid)), ', ' ORDER BY a.attnum)
+                       FROM pg_catalog.pg_attribute a
+                       LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+                       WHERE a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped),
+                      (SELECT string_agg(c.conname || ' ' || pg_catalog.pg_get_constraintdef(c.oid), '; ' ORDER BY c.conname)
+                       FROM pg_catalog.pg_constraint c WHERE c.conrelid = r.oid),
+                      (SELECT string_agg(pg_catalog.pg_get_indexdef(i.indexrelid), '; ' ORDER BY 1)
+                       FROM pg_catalog.pg_index i WHERE i.indrelid = r.oid))
+        FROM pg_catalog.pg_class r WHERE r.oid = m.objid)
+    ELSE 'not compared: add this catalog to tests/client/extension_objects.sql'
+END AS line
+FROM member m
+UNION ALL
+SELECT format('extension | version=%s relocatable=%s config=%s conditions=%s',
+              e.extversion, e.extrelocatable, e.extconfig::regclass[], e.extcondition)
+FROM pg_catalog.pg_extension e WHERE e.extname = 'pg_idgen'
+ORDER BY 1

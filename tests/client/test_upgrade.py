@@ -1,0 +1,76 @@
+"""ALTER EXTENSION pg_idgen UPDATE from every released version gives a fresh install's objects
+and keeps the data, its indexes and the generators' order."""
+from pathlib import Path
+
+import pytest
+
+from conftest import connect
+
+OBJECTS = (Path(__file__).parent / "extension_objects.sql").read_text()
+RELEASED = ["0.1.0"]
+
+
+def extension_objects(dbname: str) -> list[str]:
+    with connect(dbname=dbname) as conn:
+        return [row[0] for row in conn.execute(OBJECTS)]
+
+
+def fresh_database(name: str) -> None:
+    with connect() as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.execute(f"CREATE DATABASE {name}")
+
+
+def snapshot(conn) -> str:
+    return conn.execute(
+        "SELECT string_agg(concat_ws(':', id, k, flake, n), ',' ORDER BY id) FROM upgraded").fetchone()[0]
+
+
+@pytest.mark.parametrize("version", RELEASED)
+def test_update_from_released_version(version, worker_42):
+    old = "upgrade_from_" + version.replace(".", "_")
+    fresh_database(old)
+    fresh_database("fresh_install")
+    with connect(dbname="fresh_install") as conn:
+        conn.execute("CREATE EXTENSION pg_idgen")
+        current = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'pg_idgen'").fetchone()[0]
+    assert current != version
+
+    with connect(dbname=old) as conn:
+        conn.execute(f"CREATE EXTENSION pg_idgen VERSION '{version}'")
+        conn.execute("CREATE EXTENSION amcheck")
+        conn.execute("CREATE TABLE upgraded (id xid12 PRIMARY KEY DEFAULT gen_xid12(), "
+                     "k rapkey UNIQUE, flake bigint UNIQUE DEFAULT gen_snowflake(), n int)")
+        conn.execute("CREATE INDEX upgraded_hash ON upgraded USING hash (id)")
+        conn.execute("CREATE INDEX upgraded_brin ON upgraded USING brin (id)")
+        conn.execute("INSERT INTO upgraded (k, n) SELECT rapkey_next('ord.cn.sh'), g FROM generate_series(1, 5000) g")
+        before = snapshot(conn)
+        max_id, max_flake = conn.execute("SELECT max(id)::text, max(flake) FROM upgraded").fetchone()
+
+        conn.execute("ALTER EXTENSION pg_idgen UPDATE")
+        assert conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'pg_idgen'").fetchone()[0] == current
+
+        assert snapshot(conn) == before
+        for index in ("upgraded_pkey", "upgraded_k_key", "upgraded_flake_key"):
+            conn.execute(f"SELECT bt_index_check('{index}', true)")
+        # The hash and BRIN indexes still answer lookups, each on its own.
+        others = {"upgraded_hash": "DROP INDEX upgraded_brin", "upgraded_brin": "DROP INDEX upgraded_hash"}
+        for index, drop_other in others.items():
+            with conn.transaction(force_rollback=True):
+                conn.execute("ALTER TABLE upgraded DROP CONSTRAINT upgraded_pkey")
+                conn.execute(drop_other)
+                conn.execute("SET LOCAL enable_seqscan = off")
+                plan = "\n".join(r[0] for r in conn.execute(f"EXPLAIN SELECT n FROM upgraded WHERE id = '{max_id}'"))
+                assert index in plan, plan
+                assert conn.execute(f"SELECT n FROM upgraded WHERE id = '{max_id}'").fetchone()[0] == 5000
+
+        # The generators continue after the stored ids, with no duplicates.
+        conn.execute("INSERT INTO upgraded (k, n) SELECT rapkey_next('ord.cn.sh'), g FROM generate_series(5001, 6000) g")
+        assert conn.execute(
+            "SELECT count(*) FROM upgraded WHERE n > 5000 AND (id <= %s::xid12 OR flake <= %s)",
+            (max_id, max_flake)).fetchone()[0] == 0
+        assert conn.execute("SELECT k FROM upgraded WHERE n = 6000").fetchone()[0].startswith("ord.cn.sh.6000-")
+
+    updated, fresh = extension_objects(old), extension_objects("fresh_install")
+    assert not [line for line in updated if "not compared" in line]
+    assert updated == fresh

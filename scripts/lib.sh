@@ -133,6 +133,14 @@ use_pg_config() {
     fi
 }
 
+ensure_venv() {
+    if [ ! -x "$ROOT/.venv/bin/pytest" ] || ! "$ROOT/.venv/bin/python" -c 'import psycopg' 2>/dev/null; then
+        say "creating the Python venv for client tests"
+        python3 -m venv "$ROOT/.venv"
+        "$ROOT/.venv/bin/pip" install -q -r "$ROOT/tests/client/requirements.txt"
+    fi
+}
+
 # Installing copies over the library in place; a running server that has it mapped (the demo
 # cluster, say) would then crash. Unlinking first gives the new library a new file.
 unlink_installed_library() {

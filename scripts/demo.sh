@@ -19,18 +19,15 @@ for other in "$CLUSTERS"/demo-*; do # they share the port
 done
 if [ -f "$CLUSTERS/$NAME/data/PG_VERSION" ]; then
     say "restarting the demo cluster in $CLUSTERS/$NAME (port $PORT); its databases are kept"
-    stop_cluster "$NAME"
-    as_postgres "$BINDIR/pg_ctl" -D "$CLUSTERS/$NAME/data" -l "$CLUSTERS/$NAME/server.log" -w start >/dev/null 9<&-
+    restart_cluster "$NAME"
 else
     say "starting a new demo cluster in $CLUSTERS/$NAME (port $PORT)"
     # The demo cluster is Snowflake worker 1; a real cluster picks its own id (0..1023).
     start_cluster "$NAME" "$PORT" preload "pg_idgen.worker_id = 1"
 fi
 SOCK=$(socket_dir "$NAME")
-"$BINDIR/psql" -h "$SOCK" -p "$PORT" -U postgres -d postgres -X -q -v ON_ERROR_STOP=1 \
-    -c "DROP DATABASE IF EXISTS idgen_demo" -c "CREATE DATABASE idgen_demo"
-"$BINDIR/psql" -h "$SOCK" -p "$PORT" -U postgres -d idgen_demo -X -q \
-    -v ON_ERROR_STOP=1 -f "$ROOT/scripts/demo.sql"
+psql_at "$NAME" "$PORT" postgres -c "DROP DATABASE IF EXISTS idgen_demo" -c "CREATE DATABASE idgen_demo"
+psql_at "$NAME" "$PORT" idgen_demo -f "$ROOT/scripts/demo.sql"
 
 AS_PG=$([ -n "$SUDO" ] && echo "sudo -u postgres" || echo "runuser -u postgres --")
 cat <<MSG

@@ -177,6 +177,7 @@ install_released_scripts() {
 
 # start_cluster NAME PORT [preload|plain] [SETTING]: a throwaway cluster in $CLUSTERS/NAME, run
 # by the postgres OS user, listening only on its own socket directory, with one extra setting.
+# INITDB_OPTIONS, when set, adds options to initdb.
 start_cluster() {
     local dir=$CLUSTERS/$1 port=$2 preload=${3:-preload} extra=${4:-}
     stop_cluster "$1"
@@ -185,7 +186,9 @@ start_cluster() {
     $SUDO chmod 755 "$CLUSTERS"
     echo "$BINDIR" | $SUDO tee "$dir/bindir" >/dev/null
     $SUDO chown -R postgres:postgres "$dir"
-    as_postgres "$BINDIR/initdb" -D "$dir/data" -U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8 >/dev/null
+    # shellcheck disable=SC2086
+    as_postgres "$BINDIR/initdb" -D "$dir/data" -U postgres -A trust --no-sync -E UTF8 --locale=C.UTF-8 \
+        ${INITDB_OPTIONS:-} >/dev/null
     as_postgres tee -a "$dir/data/postgresql.conf" >/dev/null <<CONF
 listen_addresses = ''
 port = $port
@@ -208,3 +211,15 @@ stop_cluster() {
 }
 
 socket_dir() { echo "$CLUSTERS/$1/sock"; }
+
+# Starts a stopped cluster that start_cluster made (keeping its data).
+restart_cluster() {
+    local dir=$CLUSTERS/$1
+    stop_cluster "$1"
+    as_postgres "$(cat "$dir/bindir")/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null 9<&-
+}
+
+# psql_at CLUSTER PORT DB ARGS...: psql as postgres on a throwaway cluster, stopping at errors.
+psql_at() {
+    "$BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$(socket_dir "$1")" -p "$2" -U postgres -d "$3" "${@:4}"
+}

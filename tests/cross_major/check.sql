@@ -1,0 +1,62 @@
+-- Run on the new major version, in a database that fill.sql's database was moved into
+-- (pg_upgrade, or pg_dump and pg_restore). Any failed check raises an error.
+\o /dev/null
+CREATE EXTENSION IF NOT EXISTS amcheck;
+DO $$
+BEGIN
+    IF (SELECT digest FROM fingerprint) IS DISTINCT FROM
+       (SELECT md5(string_agg(concat_ws(':', id, k, flake, n), ',' ORDER BY id)) FROM events) THEN
+        RAISE EXCEPTION 'the data differs from what the old server stored';
+    END IF;
+END $$;
+SELECT bt_index_check(i.indexrelid, true)
+FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam
+WHERE i.indrelid = 'events'::regclass AND am.amname = 'btree';
+
+-- The hash and the BRIN index each find a row on their own.
+CREATE FUNCTION pg_temp.lookup_uses(index_name text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    target xid12 := (SELECT max_id FROM fingerprint);
+    plan text := '';
+    line text;
+BEGIN
+    FOR line IN EXECUTE format('EXPLAIN SELECT n FROM events WHERE id = %L', target) LOOP
+        plan := plan || line || E'\n';
+    END LOOP;
+    IF plan NOT LIKE '%' || index_name || '%' THEN
+        RAISE EXCEPTION 'the lookup does not use %: %', index_name, plan;
+    END IF;
+    IF (SELECT count(*) FROM events WHERE id = target) <> 1 THEN
+        RAISE EXCEPTION 'the lookup through % finds no row', index_name;
+    END IF;
+END $$;
+BEGIN;
+ALTER TABLE events DROP CONSTRAINT events_pkey;
+DROP INDEX events_brin;
+SET LOCAL enable_seqscan = off;
+SELECT pg_temp.lookup_uses('events_hash');
+ROLLBACK;
+BEGIN;
+ALTER TABLE events DROP CONSTRAINT events_pkey;
+DROP INDEX events_hash;
+SET LOCAL enable_seqscan = off;
+SELECT pg_temp.lookup_uses('events_brin');
+ROLLBACK;
+
+-- New ids continue after the stored ones; rapkey numbering continues per prefix.
+INSERT INTO events (k, n) SELECT rapkey_next('ord.cn.sh'), 100000 + g FROM generate_series(1, 1000) g;
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM events e, fingerprint f
+               WHERE e.n > 100000 AND (e.id <= f.max_id OR e.flake <= f.max_flake)) THEN
+        RAISE EXCEPTION 'a new id is not above the stored ones';
+    END IF;
+    IF (SELECT k FROM events WHERE n = 101000) NOT LIKE 'ord.cn.sh.21000-_' THEN
+        RAISE EXCEPTION 'rapkey_next did not continue: %', (SELECT k FROM events WHERE n = 101000);
+    END IF;
+    IF (SELECT count(*) FROM events) <> (SELECT row_count FROM fingerprint) + 1000 THEN
+        RAISE EXCEPTION 'rows went missing';
+    END IF;
+END $$;
+\o
+SELECT current_database() || ': all checks passed' AS cross_major;

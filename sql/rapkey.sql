@@ -34,10 +34,12 @@ CREATE FUNCTION rapkey_prefix_lo(prefix text) RETURNS text
 CREATE FUNCTION rapkey_prefix_hi(prefix text) RETURNS text
     AS 'MODULE_PATHNAME', 'rapkey_prefix_hi_wrapper' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 -- Inlined by the planner into the range above, so it can use an index on key (inlining
--- needs it not to be STRICT; a NULL argument still gives NULL).
+-- needs it not to be STRICT; a NULL argument still gives NULL). A RETURN body is parsed when
+-- it is created, so the caller's search_path cannot swap in other operators or functions.
 CREATE FUNCTION rapkey_has_prefix(key rapkey, prefix text) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$ SELECT key >= @extschema@.rapkey_prefix_lo(prefix) AND key < @extschema@.rapkey_prefix_hi(prefix) $$;
+    RETURN key OPERATOR(pg_catalog.>=) @extschema@.rapkey_prefix_lo(prefix)
+       AND key OPERATOR(pg_catalog.<) @extschema@.rapkey_prefix_hi(prefix);
 
 -- Per-prefix sequence numbers ---------------------------------------------------------------
 -- The last number handed out under each prefix. A transaction that takes a number holds the
@@ -52,8 +54,10 @@ CREATE TABLE rapkey_counter (
 );
 SELECT pg_catalog.pg_extension_config_dump('rapkey_counter', '');
 
+-- PL/pgSQL resolves names when it runs: it runs with a fixed search_path.
 CREATE FUNCTION rapkey_next(prefix text) RETURNS rapkey
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     p text := @extschema@.rapkey_normalize_prefix(prefix);

@@ -111,9 +111,26 @@ mod soft {
 pub fn invalid_text(type_name: &str, input: &str, why: impl Into<String>) -> PgError {
     PgError::new(
         PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
-        format!("invalid input syntax for type {type_name}: \"{input}\""),
+        format!(
+            "invalid input syntax for type {type_name}: {}",
+            quoted(input)
+        ),
     )
     .detail(why)
+}
+
+/// A value quoted for a message. A message never carries unbounded input: past
+/// `QUOTED_CHARS` characters the value is cut, and its length is given instead.
+pub fn quoted(value: &str) -> String {
+    const QUOTED_CHARS: usize = 40;
+    match value.char_indices().nth(QUOTED_CHARS) {
+        None => format!("\"{value}\""),
+        Some((cut, _)) => format!(
+            "\"{}...\" ({} characters)",
+            &value[..cut],
+            value.chars().count()
+        ),
+    }
 }
 
 pub fn invalid_parameter(message: impl Into<String>) -> ! {

@@ -1,6 +1,6 @@
 //! rapkey: the domain's check, builders, parsers and prefix ranges.
 
-use crate::errors::{invalid_text, sentence, PgError};
+use crate::errors::{invalid_text, quoted, sentence, PgError};
 use idgen_core::rapkey::{self, RapkeyError};
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
@@ -40,7 +40,11 @@ fn rapkey_domain_check(key: &[u8]) -> bool {
                 PgSqlErrorCode::ERRCODE_CHECK_VIOLATION,
                 "value for domain rapkey violates check constraint \"rapkey_check\"",
             )
-            .detail(format!("\"{key}\": {}", sentence(&error.to_string())));
+            .detail(format!(
+                "{}: {}",
+                quoted(&key),
+                sentence(&error.to_string())
+            ));
             if !error.is_checksum() {
                 report = report.hint("A rapkey is type.segment[.segment...]-c: a type of 2 to 8 letters, 1 to 5 segments of [a-z0-9], and a check character.");
             }

@@ -3,6 +3,7 @@
 use super::Xid12;
 use crate::datum_out::{ByteaDatum, CStringDatum};
 use crate::errors::{invalid_text, server_text, PgError};
+use idgen_core::base32hex::{DecodeError, CHARS};
 use idgen_core::xid::{Xid, LEN};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, Internal, PgSqlErrorCode};
@@ -14,10 +15,36 @@ use std::ffi::CStr;
 fn xid12_in(input: &CStr, fcinfo: pg_sys::FunctionCallInfo) -> Option<Xid12> {
     match Xid::parse(input.to_bytes()) {
         Ok(xid) => Some(Xid12(xid)),
-        Err(why) => {
-            invalid_text("xid12", &server_text(input.to_bytes()), why.to_string())
-                .raise_or_save(fcinfo);
+        Err(error) => {
+            let text = server_text(input.to_bytes());
+            invalid_text("xid12", &text, why_not_xid12(error, &text)).raise_or_save(fcinfo);
             None
+        }
+    }
+}
+
+/// The DETAIL for a text that is not an xid12. The decoder counts bytes; users count
+/// characters, so positions and lengths are given in characters of `text`.
+fn why_not_xid12(error: DecodeError, text: &str) -> String {
+    let outside_alphabet = |character: usize| {
+        format!("Character {character} is outside the base32hex alphabet 0-9, a-v.")
+    };
+    if text.trim() != text {
+        return "Leading and trailing spaces are not allowed.".to_string();
+    }
+    match error {
+        DecodeError::Length(_) => match text.chars().count() {
+            // As many characters as an xid12 has, but some of them take more than one byte.
+            CHARS => outside_alphabet(text.chars().position(|c| !c.is_ascii()).unwrap_or(0) + 1),
+            chars => format!(
+                "An xid12 is {CHARS} base32hex characters; the text has {chars} characters."
+            ),
+        },
+        // Every byte before the bad one is ASCII, so the byte position is a character boundary.
+        DecodeError::Symbol { position } => outside_alphabet(text[..position].chars().count() + 1),
+        DecodeError::NonCanonical => {
+            "The last character must be 0 or g: its low 4 bits are unused and must be zero."
+                .to_string()
         }
     }
 }

@@ -23,34 +23,12 @@ const DECODE: [u8; 256] = {
     table
 };
 
-/// Why a text is not an id; its Display is a sentence for an error's DETAIL.
+/// Why a text is not an id. Positions and lengths count bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DecodeError {
     Length(usize),
     Symbol { position: usize },
     NonCanonical,
-}
-
-impl std::fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DecodeError::Length(n) => {
-                write!(
-                    f,
-                    "The text must be {CHARS} base32hex characters; it has {n} bytes."
-                )
-            }
-            DecodeError::Symbol { position } => write!(
-                f,
-                "Character {} is outside the base32hex alphabet 0-9, a-v.",
-                position + 1
-            ),
-            DecodeError::NonCanonical => write!(
-                f,
-                "The last character must be 0 or g: its low 4 bits are unused and must be zero."
-            ),
-        }
-    }
 }
 
 pub fn encode(bytes: &[u8; BYTES]) -> [u8; CHARS] {

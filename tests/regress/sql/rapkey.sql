@@ -24,6 +24,8 @@ SELECT 'ORD.cn.sh.202407.8842-2'::rapkey;
 SELECT 'ord..sh-2'::rapkey;
 SELECT 'ord.cn.sh.202407.8842-2-2'::rapkey;
 SELECT 'ord.a.b.c.d.e.f-2'::rapkey;
+-- A long value is cut in the DETAIL, which gives its length instead.
+SELECT repeat('a', 100000)::rapkey;
 SELECT ''::rapkey;
 SELECT ('ord.' || repeat('a', 130) || '-2')::rapkey;
 SELECT test_helpers.error_of($$SELECT 'ord.cn.sh.202407.8842-3'::rapkey$$);

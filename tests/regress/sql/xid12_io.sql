@@ -28,6 +28,8 @@ SELECT '9m4e2mr0ui3e 8a215n4g'::xid12;
 SELECT ' 9m4e2mr0ui3e8a215n4g'::xid12;
 SELECT '9m4e2mr0ui3e8a215n4é'::xid12;
 SELECT '9m4e2mr0ui3e8a-15n4g'::xid12;
+-- A long input is cut in the message, which gives its length instead.
+SELECT repeat('x', 100000)::xid12;
 SELECT test_helpers.error_of($$SELECT 'zzzzzzzzzzzzzzzzzzzz'::xid12$$);
 SELECT test_helpers.error_of($$SELECT ''::xid12$$);
 SELECT test_helpers.error_of($$SELECT '0000000000000000000v'::xid12$$);

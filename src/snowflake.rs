@@ -93,12 +93,20 @@ fn snowflake_sequence(id: i64) -> i32 {
 
 #[pg_extern(sql = false)]
 fn snowflake_min(ts: TimestampWithTimeZone) -> i64 {
-    snowflake::min_id_at(timestamps::unix_millis(ts), guc::snowflake_epoch_ms())
-        .unwrap_or_else(|e| raise(e))
+    snowflake::min_id_at(bound_millis(ts), guc::snowflake_epoch_ms()).unwrap_or_else(|e| raise(e))
 }
 
 #[pg_extern(sql = false)]
 fn snowflake_max(ts: TimestampWithTimeZone) -> i64 {
-    snowflake::max_id_at(timestamps::unix_millis(ts), guc::snowflake_epoch_ms())
-        .unwrap_or_else(|e| raise(e))
+    snowflake::max_id_at(bound_millis(ts), guc::snowflake_epoch_ms()).unwrap_or_else(|e| raise(e))
+}
+
+/// A range bound's unix millisecond. `-infinity` is before every epoch, like any other time
+/// before the epoch (whose bounds lie below every id); `infinity` has no id.
+fn bound_millis(ts: TimestampWithTimeZone) -> i64 {
+    if timestamps::is_minus_infinity(ts) {
+        i64::MIN
+    } else {
+        timestamps::unix_millis(ts)
+    }
 }

@@ -11,9 +11,18 @@ pub fn out_of_range(message: impl Into<String>) -> ! {
 
 fn finite_micros(ts: TimestampWithTimeZone) -> i64 {
     if !ts.is_finite() {
-        out_of_range("timestamp out of range: infinity has no id");
+        let which = if is_minus_infinity(ts) {
+            "-infinity"
+        } else {
+            "infinity"
+        };
+        out_of_range(format!("timestamp out of range: {which} has no id"));
     }
     ts.into_inner()
+}
+
+pub fn is_minus_infinity(ts: TimestampWithTimeZone) -> bool {
+    !ts.is_finite() && ts.into_inner() < 0
 }
 
 pub fn unix_seconds(ts: TimestampWithTimeZone) -> i64 {

@@ -56,6 +56,8 @@ pub enum RapkeyError {
     MissingSegment { kind: String },
     /// More than [`MAX_SEGMENTS`] segments.
     TooManySegments { count: usize },
+    /// A prefix to number under already has [`MAX_SEGMENTS`] segments: no room for the number.
+    PrefixFull,
     /// Segment `index` (1-based) is empty.
     EmptySegment { index: usize },
     /// Segment `index` (1-based) has more than [`MAX_SEGMENT_LEN`] characters.
@@ -162,6 +164,11 @@ impl fmt::Display for RapkeyError {
             TooManySegments { count } => {
                 write!(f, "too many segments: {count} (at most {MAX_SEGMENTS})")
             }
+            PrefixFull => write!(
+                f,
+                "the prefix already has {MAX_SEGMENTS} segments, the most a key has, so a number \
+                 cannot be added to it"
+            ),
             EmptySegment { index } => write!(f, "segment {index} is empty"),
             SegmentTooLong { index, value, len } => {
                 write!(f, "segment {index} \"")?;
@@ -524,6 +531,16 @@ pub fn normalize_prefix(prefix: &str) -> Result<String, RapkeyError> {
     Ok(p)
 }
 
+/// A prefix that keys can be numbered under (`prefix.N-c`): [`normalize_prefix`], with room
+/// for one more segment.
+pub fn numbering_prefix(prefix: &str) -> Result<String, RapkeyError> {
+    let p = normalize_prefix(prefix)?;
+    if p.matches('.').count() >= MAX_SEGMENTS {
+        return Err(RapkeyError::PrefixFull);
+    }
+    Ok(p)
+}
+
 /// [`prefix_range`] from separate parts (0 to 5 segments), trimmed and lowercased as in
 /// [`build`].
 pub fn prefix_range_parts(kind: &str, segments: &[&str]) -> Result<(String, String), RapkeyError> {
@@ -543,6 +560,21 @@ fn range_of(p: &str) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbering_prefix_needs_room_for_the_number() {
+        assert_eq!(numbering_prefix(" ORD.cn.sh "), Ok("ord.cn.sh".to_string()));
+        assert_eq!(
+            numbering_prefix("ord.a.b.c.d"),
+            Ok("ord.a.b.c.d".to_string())
+        );
+        assert_eq!(
+            numbering_prefix("ord.a.b.c.d.e"),
+            Err(RapkeyError::PrefixFull)
+        );
+        // As a range prefix the same five segments are fine.
+        assert!(prefix_range("ord.a.b.c.d.e").is_ok());
+    }
     use proptest::prelude::*;
 
     const VECTORS: [&str; 4] = [

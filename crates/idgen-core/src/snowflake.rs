@@ -264,17 +264,25 @@ pub fn unix_ms(id: i64, epoch_ms: i64) -> Result<i64, SnowflakeError> {
 }
 
 /// Smallest id of the given unix millisecond (worker 0, sequence 0): the lower bound of a
-/// time-range scan.
+/// time-range scan. Before the epoch it is 0, below every id, so that an open-ended range
+/// `id >= min_id_at(long ago)` holds every id.
 pub fn min_id_at(unix_ms: i64, epoch_ms: i64) -> Result<i64, SnowflakeError> {
-    let ms = since_epoch(unix_ms, epoch_ms)?;
-    Ok(compose_unchecked(ms, 0, 0))
+    match since_epoch(unix_ms, epoch_ms) {
+        Ok(ms) => Ok(compose_unchecked(ms, 0, 0)),
+        Err(SnowflakeError::BeforeEpoch { .. }) => Ok(0),
+        Err(e) => Err(e),
+    }
 }
 
 /// Largest id of the given unix millisecond (worker 1023, sequence 4095): the upper bound of
-/// a time-range scan.
+/// a time-range scan. Before the epoch it is -1, below every id, so that `id <= max_id_at(t)`
+/// holds no id.
 pub fn max_id_at(unix_ms: i64, epoch_ms: i64) -> Result<i64, SnowflakeError> {
-    let ms = since_epoch(unix_ms, epoch_ms)?;
-    Ok(compose_unchecked(ms, MAX_WORKER, MAX_SEQUENCE))
+    match since_epoch(unix_ms, epoch_ms) {
+        Ok(ms) => Ok(compose_unchecked(ms, MAX_WORKER, MAX_SEQUENCE)),
+        Err(SnowflakeError::BeforeEpoch { .. }) => Ok(-1),
+        Err(e) => Err(e),
+    }
 }
 
 /// Generator settings, read by the caller (e.g. from settings) before each call.
@@ -786,14 +794,15 @@ mod tests {
             assert!(lo <= id && id <= hi);
         }
         assert_eq!(min_id_at(E, E), Ok(0));
+        // Before the epoch: bounds below every id, for open-ended ranges.
+        assert_eq!(min_id_at(E - 1, E), Ok(0));
+        assert_eq!(min_id_at(i64::MIN, E), Ok(0));
+        assert_eq!(max_id_at(E - 1, E), Ok(-1));
+        assert_eq!(max_id_at(i64::MIN, E), Ok(-1));
         assert_eq!(
-            min_id_at(E - 1, E),
-            Err(SnowflakeError::BeforeEpoch {
-                unix_ms: E - 1,
-                epoch_ms: E
-            })
+            max_id_at(E, E),
+            Ok(compose(0, MAX_WORKER, MAX_SEQUENCE).unwrap())
         );
-        assert!(max_id_at(i64::MIN, E).is_err());
         assert!(max_id_at(i64::MAX, E).is_err());
         assert!(min_id_at(0, -1).is_err());
     }

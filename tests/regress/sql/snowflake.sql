@@ -44,10 +44,15 @@ SELECT snowflake_min('2024-07-01 00:00:00.123+00'), snowflake_max('2024-07-01 00
 SELECT snowflake_time(snowflake_min('2024-07-01 00:00:00.123+00')),
        snowflake_max('2024-07-01 00:00:00.123+00') + 1 = snowflake_min('2024-07-01 00:00:00.124+00') AS adjacent;
 SELECT snowflake_min('2010-11-04 01:42:54.657+00') AS at_epoch;
-SELECT snowflake_min('2010-11-04 01:42:54.656+00');
+-- Before the epoch the bounds lie below every id, so open-ended ranges work.
+SELECT snowflake_min('2010-11-04 01:42:54.656+00') AS min_before_epoch,
+       snowflake_max('2010-11-04 01:42:54.656+00') AS max_before_epoch;
+SELECT count(*) = 100000 AS open_ended_from_2000 FROM flakes WHERE id >= snowflake_min('2000-01-01');
+SELECT count(*) AS up_to_2000 FROM flakes WHERE id <= snowflake_max('2000-01-01');
 SELECT snowflake_max('2080-07-10 17:30:30.208+00') = 9223372036854775807 AS last_ms;
 SELECT snowflake_max('2080-07-10 17:30:30.209+00');
 SELECT snowflake_min('infinity');
+SELECT snowflake_min('-infinity') AS min_minus_infinity, snowflake_max('-infinity') AS max_minus_infinity;
 SELECT test_helpers.error_of($$SELECT snowflake_min('2090-01-01')$$);
 SELECT count(*) = 100000 AS all_in_range FROM flakes
 WHERE id BETWEEN snowflake_min(now() - interval '1 hour') AND snowflake_max(clock_timestamp() + interval '1 hour');

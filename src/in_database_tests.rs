@@ -109,11 +109,18 @@ mod tests {
     }
 
     #[pg_test]
-    fn preloaded_library_shares_one_counter() {
+    fn gen_xid12_takes_the_shared_counter() {
+        // Other tests take values from the same counter in parallel, so only the order is
+        // known: the id's counter was taken after `before` and before `after`.
         assert!(crate::shmem::preloaded());
-        let first = crate::shmem::next_xid_counter().unwrap();
-        let second = crate::shmem::next_xid_counter().unwrap();
-        assert_eq!(second, first.wrapping_add(1));
+        let before = crate::shmem::next_xid_counter().unwrap();
+        let taken = Spi::get_one::<i32>("SELECT xid12_counter(gen_xid12('2020-01-01'))")
+            .unwrap()
+            .unwrap() as u32;
+        let after = crate::shmem::next_xid_counter().unwrap();
+        let max = idgen_core::xid::MAX_COUNTER;
+        let since_before = taken.wrapping_sub(before) & max;
+        assert!(since_before >= 1 && since_before < (after.wrapping_sub(before) & max));
     }
 
     #[pg_test]

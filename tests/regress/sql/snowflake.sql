@@ -16,17 +16,21 @@ SELECT test_helpers.error_of('SELECT gen_snowflake()');
 ALTER SYSTEM SET pg_idgen.worker_id = 7;
 :reload
 SHOW pg_idgen.worker_id;
-SELECT snowflake_worker(id) AS worker, snowflake_sequence(id) BETWEEN 0 AND 4095 AS sequence_ok,
+SELECT snowflake_worker(id) AS worker,
+       snowflake_worker(id) = ((id >> 12) & 1023)::int AND snowflake_sequence(id) = (id & 4095)::int AS fields_decoded,
        abs(extract(epoch FROM snowflake_time(id) - clock_timestamp())) < 5 AS time_is_now,
        id > 0 AS positive
 FROM (SELECT gen_snowflake() AS id) s;
 
--- Strictly increasing, unique, never more than 4096 in one millisecond.
+-- Strictly increasing, unique; within each millisecond the sequence numbers are consecutive
+-- (one shared state hands them out; a new millisecond starts again at 0).
 CREATE TEMP TABLE flakes AS SELECT g, gen_snowflake() AS id FROM generate_series(1, 100000) g;
 SELECT count(*) FILTER (WHERE id <= prev) AS not_increasing, count(DISTINCT id) AS distinct_ids
 FROM (SELECT id, lag(id) OVER (ORDER BY g) AS prev FROM flakes) s;
-SELECT max(n) <= 4096 AS per_ms_ok
-FROM (SELECT count(*) AS n FROM flakes GROUP BY id >> 22) s;
+SELECT count(*) FILTER (WHERE last_seq - first_seq <> n - 1) AS ms_with_gaps,
+       count(*) FILTER (WHERE first_seq <> 0) <= 1 AS new_ms_starts_at_0
+FROM (SELECT count(*) AS n, min(id & 4095) AS first_seq, max(id & 4095) AS last_seq
+      FROM flakes GROUP BY id >> 22) s;
 SELECT bool_and(snowflake_worker(id) = 7) AS all_worker_7 FROM flakes;
 
 -- Decoders on hand-made ids: (ms since epoch << 22) | (worker << 12) | sequence.

@@ -4,7 +4,7 @@ use crate::errors::PgError;
 use crate::{guc, shmem, timestamps};
 use idgen_core::snowflake::{self, Config, SnowflakeError, Step};
 use pgrx::prelude::*;
-use pgrx::PgSqlErrorCode;
+use pgrx::{pg_sys, PgSqlErrorCode};
 
 fn raise(error: SnowflakeError) -> ! {
     let code = match error.sqlstate() {
@@ -47,15 +47,26 @@ fn config() -> Config {
     }
 }
 
-/// Waits, without holding the lock, until the clock reaches `unix_ms`.
+/// Waits, without holding the lock, until the clock reaches `unix_ms`. A latch wait, not a
+/// sleep: the backend shows in pg_stat_activity as waiting (wait event type `Extension`), and
+/// a cancel or terminate interrupts it at once.
 fn wait_until(unix_ms: i64) {
+    const EVENTS: u32 = pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH;
     loop {
         let remaining = unix_ms - timestamps::now_unix_millis();
         if remaining <= 0 {
             return;
         }
+        unsafe {
+            pg_sys::WaitLatch(
+                pg_sys::MyLatch,
+                EVENTS as _,
+                remaining.min(10_000) as _,
+                pg_sys::PG_WAIT_EXTENSION,
+            );
+            pg_sys::ResetLatch(pg_sys::MyLatch);
+        }
         check_for_interrupts!();
-        unsafe { pgrx::pg_sys::pg_usleep((remaining * 1000).clamp(50, 10_000) as _) };
     }
 }
 

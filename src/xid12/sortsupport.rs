@@ -16,8 +16,15 @@ fn xid12_sortsupport(ssup: Internal) {
 }
 
 /// What one sort's abbreviation keeps, in the sort's memory context. Plain data: nothing to
-/// drop, 8-byte alignment at most (what palloc gives). A sort that is reset and refilled
-/// (incremental sort) keeps its base; keys of one batch still share it.
+/// drop, 8-byte alignment at most (what palloc gives).
+///
+/// Keys made against one base never meet keys of another: an abbreviated key lives only in
+/// the in-memory tuple array of the one sort whose SortSupport made it. Runs written to tape
+/// do not keep it (tuplesort switches to the full comparator before merging, which is also
+/// how a parallel sort's leader merges its workers' runs, each made with its own base);
+/// Gather Merge, MergeAppend and the btree build's final pass set up their own SortSupport
+/// without abbreviation. A sort that is reset and refilled (incremental sort) keeps its base,
+/// so all keys of one batch share it.
 struct Abbreviation {
     base: Option<Xid>,
     stats: AbbreviationStats,
@@ -50,6 +57,10 @@ pub(crate) unsafe fn prepare(ssup: *mut pg_sys::SortSupportData) {
     }
 }
 
+// The callbacks run inside tuplesort's C loops, so none may unwind into them. The comparators
+// cannot panic: each is one comparison of two fixed-size values, with no indexing, arithmetic
+// or allocation, and they stay unguarded because they run O(n log n) times. The once-per-row
+// callbacks are guarded, which turns any panic into a PostgreSQL error.
 unsafe extern "C-unwind" fn compare_full(
     a: pg_sys::Datum,
     b: pg_sys::Datum,
@@ -75,6 +86,7 @@ unsafe extern "C-unwind" fn compare_abbreviated(
     a.value().cmp(&b.value()) as c_int
 }
 
+#[pg_guard]
 unsafe extern "C-unwind" fn abbreviate(
     original: pg_sys::Datum,
     ssup: pg_sys::SortSupport,
@@ -87,6 +99,7 @@ unsafe extern "C-unwind" fn abbreviate(
     pg_sys::Datum::from(key as usize)
 }
 
+#[pg_guard]
 unsafe extern "C-unwind" fn abbreviation_is_useless(
     rows: c_int,
     ssup: pg_sys::SortSupport,

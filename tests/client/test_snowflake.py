@@ -1,4 +1,5 @@
 """Snowflake ids from many connections at once: never a duplicate inside the cluster."""
+import threading
 import time
 
 import psycopg
@@ -57,3 +58,46 @@ def test_without_preload_is_an_error():
         with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState) as err:
             conn.execute("SELECT gen_snowflake()")
         assert "shared_preload_libraries" in str(err.value)
+
+
+def test_a_wait_for_the_clock_is_visible_and_cancellable(database, worker_42):
+    """A call that waits for the clock (the epoch moved 10 s later stands in for a clock
+    stepping back) waits on its latch: pg_stat_activity shows it, and a cancel ends it at once."""
+    with connect(dbname=database) as waiter, connect(dbname=database) as admin:
+        waiter.execute("SET pg_idgen.snowflake_max_backward_ms = 20000")
+        waiter.execute("SELECT gen_snowflake()")
+        admin.execute("ALTER SYSTEM SET pg_idgen.snowflake_epoch = '1288834984657'")
+        admin.execute("SELECT pg_reload_conf()")
+        time.sleep(0.5)
+        outcome = {}
+
+        def wait() -> None:
+            started = time.monotonic()
+            try:
+                waiter.execute("SELECT gen_snowflake()")
+                outcome["result"] = "returned"
+            except psycopg.errors.QueryCanceled:
+                outcome["result"] = "canceled"
+            outcome["seconds"] = time.monotonic() - started
+
+        thread = threading.Thread(target=wait)
+        try:
+            thread.start()
+            seen = None
+            for _ in range(60):
+                seen = admin.execute(
+                    "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s AND state = 'active'",
+                    [waiter.info.backend_pid]).fetchone()
+                if seen and seen[0] == "Extension":
+                    break
+                time.sleep(0.05)
+            assert seen == ("Extension",)
+            admin.execute("SELECT pg_cancel_backend(%s)", [waiter.info.backend_pid])
+            thread.join(5)
+            assert outcome["result"] == "canceled"
+            assert outcome["seconds"] < 5  # the wait would have lasted about 10 s
+        finally:
+            thread.join()
+            admin.execute("ALTER SYSTEM RESET pg_idgen.snowflake_epoch")
+            admin.execute("SELECT pg_reload_conf()")
+            time.sleep(0.5)

@@ -43,13 +43,62 @@ unsafe extern "C-unwind" fn assign_machine_id(newval: i32, _extra: *mut c_void) 
 /// state for everyone.
 pub static WORKER_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
 
+// The settings' names: registered below, and quoted in messages.
+const MACHINE_ID_GUC: &CStr = c"pg_idgen.machine_id";
+const WORKER_ID_GUC: &CStr = c"pg_idgen.worker_id";
+const EPOCH_GUC: &CStr = c"pg_idgen.snowflake_epoch";
+const MAX_BACKWARD_MS_GUC: &CStr = c"pg_idgen.snowflake_max_backward_ms";
+pub const WORKER_ID_NAME: &str = name(WORKER_ID_GUC);
+pub const EPOCH_NAME: &str = name(EPOCH_GUC);
+pub const MAX_BACKWARD_MS_NAME: &str = name(MAX_BACKWARD_MS_GUC);
+
+const fn name(guc: &'static CStr) -> &'static str {
+    match guc.to_str() {
+        Ok(name) => name,
+        Err(_) => panic!("setting names are ASCII"),
+    }
+}
+
 pub static MAX_BACKWARD_MS: GucSetting<i32> =
     GucSetting::<i32>::new(DEFAULT_MAX_BACKWARD_MS as i32);
 
 /// Unix milliseconds do not fit an integer setting, so the epoch is a string setting whose
 /// check hook validates it and whose assign hook keeps the parsed value here.
 static EPOCH_TEXT: GucSetting<Option<CString>> =
-    GucSetting::<Option<CString>>::new(Some(c"1288834974657"));
+    GucSetting::<Option<CString>>::new(Some(DEFAULT_EPOCH_TEXT));
+
+/// `DEFAULT_EPOCH_MS` in decimal, made at compile time for the setting's default.
+const DEFAULT_EPOCH_TEXT: &CStr = match CStr::from_bytes_with_nul(&DEFAULT_EPOCH_DIGITS) {
+    Ok(text) => text,
+    Err(_) => panic!("one NUL, at the end"),
+};
+const DEFAULT_EPOCH_DIGITS: [u8; decimal_len(DEFAULT_EPOCH_MS) + 1] = decimal(DEFAULT_EPOCH_MS);
+
+const fn decimal_len(mut n: i64) -> usize {
+    let mut len = 1;
+    while n >= 10 {
+        n /= 10;
+        len += 1;
+    }
+    len
+}
+
+/// The digits of `n` (not negative) followed by a NUL.
+const fn decimal<const N: usize>(mut n: i64) -> [u8; N] {
+    let mut out = [0u8; N];
+    let mut i = N - 1;
+    while i > 0 {
+        i -= 1;
+        out[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    out
+}
+
+/// Text for a setting's description, made once when the library loads.
+fn described(text: String) -> &'static CStr {
+    Box::leak(CString::new(text).expect("no NUL").into_boxed_c_str())
+}
 static EPOCH_MS: AtomicI64 = AtomicI64::new(DEFAULT_EPOCH_MS);
 
 pub fn snowflake_epoch_ms() -> i64 {
@@ -90,12 +139,15 @@ unsafe extern "C-unwind" fn assign_epoch(newval: *const c_char, _extra: *mut c_v
 pub fn register() {
     unsafe {
         GucRegistry::define_int_guc_with_hooks(
-        c"pg_idgen.machine_id",
-        c"Machine id (0 .. 16777215) written into every new xid12; -1 derives it from the host name.",
+        MACHINE_ID_GUC,
+        described(format!(
+            "Machine id (0 .. {}) written into every new xid12; -1 derives it from the host name.",
+            xid::MAX_MACHINE
+        )),
         c"The default, -1, uses the first 3 bytes of md5(host name) as rs/xid does. Set it when host names may repeat across machines that write into the same tables.",
         &MACHINE_ID,
         -1,
-        0x00ff_ffff,
+        xid::MAX_MACHINE as i32,
         GucContext::Suset,
         GucFlags::default(),
         None,
@@ -104,8 +156,11 @@ pub fn register() {
     );
     }
     GucRegistry::define_int_guc(
-        c"pg_idgen.worker_id",
-        c"Snowflake worker id of this cluster (0 .. 1023); gen_snowflake() refuses to run while it is -1.",
+        WORKER_ID_GUC,
+        described(format!(
+            "Snowflake worker id of this cluster (0 .. {MAX_WORKER}); gen_snowflake() refuses to \
+             run while it is -1."
+        )),
         c"Give every cluster that writes snowflake ids into the same tables its own worker id.",
         &WORKER_ID,
         -1,
@@ -114,7 +169,7 @@ pub fn register() {
         GucFlags::default(),
     );
     GucRegistry::define_int_guc(
-        c"pg_idgen.snowflake_max_backward_ms",
+        MAX_BACKWARD_MS_GUC,
         c"How far the clock may step back, in milliseconds, before gen_snowflake() fails instead of waiting.",
         c"When the clock is behind the last issued snowflake id by at most this, gen_snowflake() waits for it to catch up.",
         &MAX_BACKWARD_MS,
@@ -125,9 +180,12 @@ pub fn register() {
     );
     unsafe {
         GucRegistry::define_string_guc_with_hooks(
-            c"pg_idgen.snowflake_epoch",
+            EPOCH_GUC,
             c"Epoch of snowflake ids, in unix milliseconds.",
-            c"The default, 1288834974657, is 2010-11-04 01:42:54.657 UTC. Changing it changes what existing ids decode to.",
+            described(format!(
+                "The default, {DEFAULT_EPOCH_MS}, is 2010-11-04 01:42:54.657 UTC. Changing it \
+                 changes what existing ids decode to."
+            )),
             &EPOCH_TEXT,
             GucContext::Sighup,
             GucFlags::default(),

@@ -28,6 +28,10 @@ fn rapkey_is_valid(key: &[u8]) -> bool {
     rapkey::is_valid(&text(key))
 }
 
+/// The name sql/rapkey.sql gives the domain's CHECK constraint (the rapkey regression test
+/// shows both side by side).
+const DOMAIN_CONSTRAINT: &str = "rapkey_check";
+
 /// The domain's CHECK: true, or an error saying what is wrong (a bare `false` would only
 /// say "violates check constraint").
 #[pg_extern(sql = false)]
@@ -38,7 +42,9 @@ fn rapkey_domain_check(key: &[u8]) -> bool {
         Err(error) => {
             let mut report = PgError::new(
                 PgSqlErrorCode::ERRCODE_CHECK_VIOLATION,
-                "value for domain rapkey violates check constraint \"rapkey_check\"",
+                format!(
+                    "value for domain rapkey violates check constraint \"{DOMAIN_CONSTRAINT}\""
+                ),
             )
             .detail(format!(
                 "{}: {}",

@@ -6,13 +6,74 @@ use idgen_core::snowflake::{self, Config, SnowflakeError, Step};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
+/// Every snowflake error as PostgreSQL reports it: the one place that picks SQLSTATE and words.
 fn raise(error: SnowflakeError) -> ! {
-    let code = match error.sqlstate() {
-        "22008" => PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
-        "55000" => PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-        _ => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+    use PgSqlErrorCode::*;
+    use SnowflakeError::*;
+    let (epoch, bound) = (guc::EPOCH_NAME, guc::MAX_BACKWARD_MS_NAME);
+    let (code, message) = match error {
+        WorkerOutOfRange { worker } => (
+            ERRCODE_INVALID_PARAMETER_VALUE,
+            format!(
+                "snowflake worker id {worker} is out of range 0..{} (see {})",
+                snowflake::MAX_WORKER,
+                guc::WORKER_ID_NAME
+            ),
+        ),
+        SequenceOutOfRange { sequence } => (
+            ERRCODE_INVALID_PARAMETER_VALUE,
+            format!(
+                "snowflake sequence {sequence} is out of range 0..{}",
+                snowflake::MAX_SEQUENCE
+            ),
+        ),
+        EpochOutOfRange { epoch_ms } => (
+            ERRCODE_INVALID_PARAMETER_VALUE,
+            format!(
+                "snowflake epoch {epoch_ms} ms is out of range 0..{} ({epoch})",
+                snowflake::MAX_EPOCH_MS
+            ),
+        ),
+        NegativeId { id } => (
+            ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("invalid snowflake id {id}: snowflake ids are never negative"),
+        ),
+        TimestampOutOfRange { ms_since_epoch } => (
+            ERRCODE_DATETIME_FIELD_OVERFLOW,
+            format!(
+                "time {ms_since_epoch} ms after the snowflake epoch is beyond the 41-bit \
+                 snowflake range (at most {} ms, about 69 years)",
+                snowflake::MAX_TIMESTAMP
+            ),
+        ),
+        BeforeEpoch { unix_ms, epoch_ms } => (
+            ERRCODE_DATETIME_FIELD_OVERFLOW,
+            format!(
+                "time {unix_ms} ms since 1970-01-01 is before the snowflake epoch {epoch_ms} ms \
+                 ({epoch})"
+            ),
+        ),
+        ClockMovedBack {
+            behind_ms,
+            limit_ms,
+        } => (
+            ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("clock moved backwards by {behind_ms} ms, more than {bound} ({limit_ms} ms)"),
+        ),
+        EpochChanged {
+            old_epoch_ms,
+            new_epoch_ms,
+            behind_ms,
+            limit_ms,
+        } => (
+            ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!(
+                "{epoch} changed from {old_epoch_ms} to {new_epoch_ms} ms, which puts new ids \
+                 {behind_ms} ms behind the last issued id, more than {bound} ({limit_ms} ms)"
+            ),
+        ),
     };
-    PgError::new(code, error.to_string()).raise()
+    PgError::new(code, message).raise()
 }
 
 fn not_configured(message: &str, hint: &str) -> ! {
@@ -34,10 +95,14 @@ fn config() -> Config {
     }
     let worker = guc::WORKER_ID.get();
     if worker < 0 {
+        let name = guc::WORKER_ID_NAME;
         not_configured(
-            "pg_idgen.worker_id is not set",
-            "Give this cluster a worker id (0 .. 1023) unique among the clusters whose snowflake ids \
-             meet, e.g. ALTER SYSTEM SET pg_idgen.worker_id = 1; SELECT pg_reload_conf();",
+            &format!("{name} is not set"),
+            &format!(
+                "Give this cluster a worker id (0 .. {}) unique among the clusters whose \
+                 snowflake ids meet, e.g. ALTER SYSTEM SET {name} = 1; SELECT pg_reload_conf();",
+                snowflake::MAX_WORKER
+            ),
         );
     }
     Config {

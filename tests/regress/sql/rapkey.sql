@@ -19,6 +19,8 @@ SELECT rapkey_is_valid(NULL) IS NULL AS strict;
 
 -- The domain rejects invalid keys and says why.
 SELECT 'ord.cn.sh.202407.8842-3'::rapkey;
+-- The constraint the error names is the domain's own.
+SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE contypid = 'rapkey'::regtype;
 SELECT 'ord.cn.sh.202407.8842'::rapkey;
 SELECT 'ORD.cn.sh.202407.8842-2'::rapkey;
 SELECT 'ord..sh-2'::rapkey;

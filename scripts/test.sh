@@ -38,6 +38,24 @@ preloaded_tests() {
     return 0
 }
 
+# scripts/package.sh builds a tarball holding the library, the control file and every install
+# and upgrade script, under the paths of PG_CONFIG's PostgreSQL.
+test_package() {
+    say "PostgreSQL $PG_MAJOR: package"
+    bash "$ROOT/scripts/package.sh" "$PG_CONFIG" >/dev/null
+    local version tarball listing sharedir f expected
+    version=$(sed -nE 's/^version = "(.*)"/\1/p' "$ROOT/Cargo.toml" | head -1)
+    tarball=$ROOT/target/package/pg_idgen-$version-pg$PG_MAJOR-$(uname -m).tar.gz
+    listing=$(tar -tzf "$tarball")
+    sharedir=$("$PG_CONFIG" --sharedir)
+    expected=("$("$PG_CONFIG" --pkglibdir)/pg_idgen.so" "$sharedir/extension/pg_idgen.control"
+        "$sharedir/extension/pg_idgen--$version.sql")
+    for f in "$ROOT"/sql/pg_idgen--*.sql; do expected+=("$sharedir/extension/$(basename "$f")"); done
+    for f in "${expected[@]}"; do
+        grep -qxF ".$f" <<<"$listing" || die "the package lacks $f"
+    done
+}
+
 test_version() {
     use_postgres "$1"
     say "PostgreSQL $PG_MAJOR: in-database tests (cargo pgrx test, library preloaded)"
@@ -50,9 +68,15 @@ test_version() {
     (cd "$ROOT" && cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$CLUSTERS/pgrx-test-$PG_MAJOR")
     use_postgres "$1"
 
-    # The system's PostgreSQL gets the release build, the one its users' servers should load;
-    # the private builds get a quicker debug build.
-    if system_postgres; then install_extension release; else install_extension debug; fi
+    # The system's PostgreSQL gets the release build, the one its users' servers should load,
+    # through the documented install and package commands; the private builds get a quicker
+    # debug build.
+    if system_postgres; then
+        bash "$ROOT/scripts/install.sh" "$PG_CONFIG"
+        test_package
+    else
+        install_extension debug
+    fi
 
     say "PostgreSQL $PG_MAJOR: SQL regression tests (library preloaded)"
     start_cluster test "$PORT" preload
@@ -109,6 +133,12 @@ test_cross_major() {
         -d restored "$dump"
     psql_at upgrade-new "$PORT" restored -f "$ROOT/tests/cross_major/check.sql"
     stop_cluster upgrade-new
+
+    say "uninstalling from PostgreSQL $old"
+    bash "$ROOT/scripts/install.sh" --uninstall "$PG_BUILDS/$old/bin/pg_config" >/dev/null
+    if ls "$(dirname "$old_bindir")"/lib/pg_idgen* "$(dirname "$old_bindir")"/share/extension/pg_idgen* 2>/dev/null; then
+        die "uninstall left the files above"
+    fi
 }
 
 timings=""

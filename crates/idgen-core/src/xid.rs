@@ -37,6 +37,7 @@ impl PartialOrd for Xid {
     }
 }
 
+/// Why parts do not make an xid; the glue words it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum XidError {
     /// A unix second outside what 32 unsigned bits hold (1970-01-01 .. 2106-02-07 06:28:15 UTC).
@@ -45,25 +46,6 @@ pub enum XidError {
     MachineOutOfRange(i64),
     MachineLength(usize),
     PidOutOfRange(i64),
-}
-
-impl std::fmt::Display for XidError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            XidError::TimeOutOfRange(s) => write!(
-                f,
-                "timestamp out of range for xid12: unix second {s} is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC"
-            ),
-            XidError::CounterOutOfRange(v) => {
-                write!(f, "xid12 counter {v} is outside the range 0 .. {MAX_COUNTER}")
-            }
-            XidError::MachineOutOfRange(v) => {
-                write!(f, "xid12 machine id {v} is outside the range 0 .. {MAX_MACHINE}")
-            }
-            XidError::MachineLength(n) => write!(f, "xid12 machine id must be 3 bytes, got {n}"),
-            XidError::PidOutOfRange(v) => write!(f, "xid12 pid {v} is outside the range 0 .. 65535"),
-        }
-    }
 }
 
 /// Checks that a unix second fits the 32-bit time field.

@@ -151,6 +151,9 @@ unlink_installed_library() {
     $SUDO rm -f "$("$PG_CONFIG" --pkglibdir)/pg_idgen.so"
 }
 
+# The extension's version, from Cargo.toml (pgrx makes it the control file's default_version).
+extension_version() { sed -nE 's/^version = "(.*)"/\1/p' "$ROOT/Cargo.toml" | head -1; }
+
 # Whether PG_CONFIG is the system's PostgreSQL (installing into it needs sudo when not root).
 system_postgres() { case "$PG_CONFIG" in "$PG_BUILDS"/*) return 1 ;; esac; }
 

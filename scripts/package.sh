@@ -7,7 +7,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ensure_deps
 use_pg_config "${1:-/usr/bin/pg_config}"
-version=$(sed -nE 's/^version = "(.*)"/\1/p' "$ROOT/Cargo.toml" | head -1)
+version=$(extension_version)
 out=$ROOT/target/package
 rm -rf "$out/pg_idgen-pg$PG_MAJOR"
 say "packaging pg_idgen $version for PostgreSQL $PG_MAJOR"

@@ -44,7 +44,7 @@ test_package() {
     say "PostgreSQL $PG_MAJOR: package"
     bash "$ROOT/scripts/package.sh" "$PG_CONFIG" >/dev/null
     local version tarball listing sharedir f expected
-    version=$(sed -nE 's/^version = "(.*)"/\1/p' "$ROOT/Cargo.toml" | head -1)
+    version=$(extension_version)
     tarball=$ROOT/target/package/pg_idgen-$version-pg$PG_MAJOR-$(uname -m).tar.gz
     listing=$(tar -tzf "$tarball")
     sharedir=$("$PG_CONFIG" --sharedir)

@@ -95,10 +95,6 @@ const fn decimal<const N: usize>(mut n: i64) -> [u8; N] {
     out
 }
 
-/// Text for a setting's description, made once when the library loads.
-fn described(text: String) -> &'static CStr {
-    Box::leak(CString::new(text).expect("no NUL").into_boxed_c_str())
-}
 static EPOCH_MS: AtomicI64 = AtomicI64::new(DEFAULT_EPOCH_MS);
 
 pub fn snowflake_epoch_ms() -> i64 {
@@ -134,6 +130,11 @@ unsafe extern "C-unwind" fn assign_epoch(newval: *const c_char, _extra: *mut c_v
     {
         EPOCH_MS.store(ms, Ordering::Relaxed);
     }
+}
+
+/// Text for a setting's description, made once when the library loads.
+fn described(text: String) -> &'static CStr {
+    Box::leak(CString::new(text).expect("no NUL").into_boxed_c_str())
 }
 
 pub fn register() {

@@ -560,6 +560,7 @@ fn range_of(p: &str) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn numbering_prefix_needs_room_for_the_number() {
@@ -575,7 +576,6 @@ mod tests {
         // As a range prefix the same five segments are fine.
         assert!(prefix_range("ord.a.b.c.d.e").is_ok());
     }
-    use proptest::prelude::*;
 
     const VECTORS: [&str; 4] = [
         "ord.cn.sh.202407.8842-2",

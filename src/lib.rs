@@ -14,6 +14,7 @@
 
 use pgrx::prelude::*;
 
+mod backfill;
 mod datum_out;
 mod errors;
 mod guc;
@@ -32,6 +33,7 @@ mod in_database_tests;
 extension_sql_file!("../sql/xid12.sql", name = "xid12");
 extension_sql_file!("../sql/snowflake.sql", name = "snowflake");
 extension_sql_file!("../sql/rapkey.sql", name = "rapkey");
+extension_sql_file!("../sql/backfill.sql", name = "backfill");
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {

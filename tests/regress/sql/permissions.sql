@@ -30,7 +30,27 @@ SET ROLE regress_idgen_app;
 INSERT INTO regress_app.orders (order_key, n) SELECT rapkey_next('ord.app'), g FROM generate_series(2, 4) g;
 SELECT order_key, n FROM regress_app.orders WHERE n > 1 ORDER BY id;
 SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids FROM regress_app.orders;
+-- idgen_backfill runs with the caller's rights: the table's owner fills it, and the progress
+-- row is the owner's own.
+ALTER TABLE regress_app.orders ADD COLUMN later_id xid12;
+SET client_min_messages = warning;
+CALL idgen_backfill('regress_app.orders', 'later_id', 'gen_xid12()');
+RESET client_min_messages;
+SELECT count(later_id) AS filled FROM regress_app.orders;
+SELECT run_by, rows_done FROM idgen_backfill_progress WHERE relation = 'regress_app.orders'::regclass;
 RESET ROLE;
+-- Another role reads the progress but cannot change it, nor fill a table it cannot reach.
+CREATE ROLE regress_idgen_other;
+GRANT USAGE ON SCHEMA test_helpers TO regress_idgen_other;
+SET ROLE regress_idgen_other;
+SELECT count(*) AS runs_seen FROM idgen_backfill_progress WHERE run_by = 'regress_idgen_app';
+WITH changed AS (UPDATE idgen_backfill_progress SET rows_done = 0 WHERE run_by = 'regress_idgen_app' RETURNING 1)
+SELECT count(*) AS changed FROM changed;
+SELECT test_helpers.error_of($$CALL idgen_backfill('regress_app.orders', 'later_id', 'gen_xid12()')$$);
+RESET ROLE;
+REVOKE USAGE ON SCHEMA test_helpers FROM regress_idgen_other;
+DROP ROLE regress_idgen_other;
+DELETE FROM idgen_backfill_progress WHERE run_by = 'regress_idgen_app';
 DROP SCHEMA regress_app CASCADE;
 DELETE FROM rapkey_counter WHERE prefix = 'ord.app';
 REVOKE ALL ON rapkey_counter FROM regress_idgen_app;

@@ -35,6 +35,37 @@ SET search_path = hostile, pg_catalog, public;
 SELECT rapkey_next('ord.hostile') AS next_key;
 SELECT rapkey_has_prefix(rapkey_build('ord', 'cn', '202407', '1'), 'ord.cn.202407') AS direct_call_catalog_later;
 RESET search_path;
+-- idgen_backfill and its helpers: hostile copies of the operators their own statements use
+-- (integer keys and counters, text comparisons and concatenation). They warn when they run;
+-- the procedure's final NOTICE (with a run time) is hidden by client_min_messages.
+CREATE FUNCTION hostile.warn_int(integer, integer) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN RAISE WARNING 'hostile integer comparison ran'; RETURN true; END $$;
+CREATE FUNCTION hostile.warn_int_add(integer, integer) RETURNS integer LANGUAGE plpgsql AS $$
+BEGIN RAISE WARNING 'hostile integer + ran'; RETURN 0; END $$;
+CREATE FUNCTION hostile.warn_text(text, text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN RAISE WARNING 'hostile text = ran'; RETURN false; END $$;
+CREATE FUNCTION hostile.warn_concat(text, text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN RAISE WARNING 'hostile text || ran'; RETURN ''; END $$;
+CREATE OPERATOR hostile.>= (LEFTARG = integer, RIGHTARG = integer, FUNCTION = hostile.warn_int);
+CREATE OPERATOR hostile.> (LEFTARG = integer, RIGHTARG = integer, FUNCTION = hostile.warn_int);
+CREATE OPERATOR hostile.= (LEFTARG = integer, RIGHTARG = integer, FUNCTION = hostile.warn_int);
+CREATE OPERATOR hostile.+ (LEFTARG = integer, RIGHTARG = integer, FUNCTION = hostile.warn_int_add);
+CREATE OPERATOR hostile.= (LEFTARG = text, RIGHTARG = text, FUNCTION = hostile.warn_text);
+CREATE OPERATOR hostile.|| (LEFTARG = text, RIGHTARG = text, FUNCTION = hostile.warn_concat);
+CREATE TABLE walked (id integer PRIMARY KEY, made timestamptz NOT NULL, x xid12);
+INSERT INTO walked SELECT g, '2026-01-01'::timestamptz + g * interval '1 minute', NULL FROM generate_series(1, 300) g;
+SET client_min_messages = warning;
+SET search_path = hostile, pg_catalog, public;
+CALL idgen_backfill('walked', 'x', 'gen_xid12(made)', batch_size => 100);
+RESET search_path;
+UPDATE walked SET x = NULL WHERE id > 150;
+SET search_path = hostile, pg_catalog, public;
+CALL idgen_backfill('walked', 'x', 'gen_xid12(made)', batch_size => 100, order_by => 'made');
+RESET search_path;
+RESET client_min_messages;
+SELECT count(x) AS filled, count(*) FILTER (WHERE xid12_time(x) = made) AS in_time FROM walked;
+DELETE FROM idgen_backfill_progress WHERE relation = 'walked'::regclass;
+DROP TABLE walked;
 -- Every such function of the extension is covered above: the list is checked here.
 SELECT p.proname, l.lanname
 FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang

@@ -1,0 +1,290 @@
+"""idgen_backfill on live tables: batches in creation order while the application writes,
+resuming after a cancel, rapkey and Snowflake backfills, bad arguments, and the README's
+migration playbook run as written."""
+import os
+import re
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from conftest import connect
+
+# The issue's scale; PG_IDGEN_BACKFILL_ROWS makes a quicker local run.
+ROWS = int(os.environ.get("PG_IDGEN_BACKFILL_ROWS", "1000000"))
+README = Path(__file__).parents[2] / "README.md"
+
+
+@pytest.fixture(scope="module")
+def db():
+    name = "backfill_tests"
+    with connect() as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.execute(f"CREATE DATABASE {name}")
+    with connect(dbname=name) as conn:
+        conn.execute("CREATE EXTENSION pg_idgen")
+    return name
+
+
+def legacy_table(conn, name: str, rows: int) -> None:
+    """A table keyed by a random uuid, created_at spread over a year, and a new xid12 column."""
+    conn.execute(f"DROP TABLE IF EXISTS {name}")
+    conn.execute(f"""CREATE TABLE {name} (
+        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        payload integer NOT NULL DEFAULT 0,
+        legacy boolean NOT NULL DEFAULT false)""")
+    conn.execute(f"""INSERT INTO {name} (created_at, legacy)
+        SELECT '2025-01-01'::timestamptz + random() * interval '365 days', true FROM generate_series(1, {rows})""")
+    conn.execute(f"CREATE INDEX ON {name} (created_at)")
+    conn.execute(f"VACUUM ANALYZE {name}")
+    conn.execute(f"ALTER TABLE {name} ADD COLUMN xid xid12")
+
+
+def out_of_order(conn, table: str) -> int:
+    """Rows whose created_at is earlier than that of the row before them in xid order."""
+    return conn.execute(f"""SELECT count(*) FROM (
+        SELECT created_at, lag(created_at) OVER (ORDER BY xid) AS before FROM {table} WHERE legacy) s
+        WHERE created_at < before""").fetchone()[0]
+
+
+def test_backfill_while_the_application_writes(db):
+    with connect(dbname=db) as conn:
+        legacy_table(conn, "live", ROWS)
+        conn.execute("ALTER TABLE live ALTER COLUMN xid SET DEFAULT gen_xid12()")
+        sample = [r[0] for r in conn.execute("SELECT id FROM live ORDER BY random() LIMIT 5000")]
+
+    stop = threading.Event()
+    waits: list[float] = []
+    inserted = 0
+    updates: dict = {}
+    errors = []
+
+    def writer():
+        nonlocal inserted
+        try:
+            with connect(dbname=db) as w:
+                k = 0
+                while not stop.is_set():
+                    started = time.monotonic()
+                    w.execute("INSERT INTO live DEFAULT VALUES")
+                    waits.append(time.monotonic() - started)
+                    inserted += 1
+                    target = sample[k % len(sample)]
+                    k += 1
+                    started = time.monotonic()
+                    w.execute("UPDATE live SET payload = payload + 1 WHERE id = %s", (target,))
+                    waits.append(time.monotonic() - started)
+                    updates[target] = updates.get(target, 0) + 1
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    notices = []
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        with connect(dbname=db) as conn:
+            conn.add_notice_handler(lambda d: notices.append(d.message_primary))
+            conn.execute("CALL idgen_backfill('live', 'xid', 'gen_xid12(created_at)', "
+                         "order_by => 'created_at', report_every => '2s')")
+    finally:
+        stop.set()
+        thread.join()
+    assert not errors, errors
+    assert inserted > 0 and updates, "the writer made no writes while the backfill ran"
+
+    with connect(dbname=db) as conn:
+        total, filled, distinct = conn.execute(
+            "SELECT count(*), count(xid), count(DISTINCT xid) FROM live").fetchone()
+        assert total == ROWS + inserted
+        assert filled == total and distinct == total
+        assert conn.execute("""SELECT count(*) FROM live
+            WHERE legacy AND xid12_time(xid) <> date_trunc('second', created_at)""").fetchone()[0] == 0
+        assert out_of_order(conn, "live") == 0
+        stored = dict(conn.execute("SELECT id, payload FROM live WHERE payload > 0").fetchall())
+        assert stored == updates, "a concurrent update was lost"
+        done = conn.execute("""SELECT rows_done, rows_total, finished_at IS NOT NULL
+            FROM idgen_backfill_progress WHERE relation = 'live'::regclass""").fetchone()
+        assert done == (ROWS, ROWS, True)
+    assert max(waits) < 1.0, f"a concurrent write waited {max(waits):.3f} s"
+    assert re.fullmatch(rf"idgen_backfill public\.live\.xid: {ROWS} of {ROWS} rows in [0-9.]+ s, done", notices[-1])
+
+
+def test_cancel_then_resume(db):
+    rows = 100_000
+    with connect(dbname=db) as conn:
+        legacy_table(conn, "resumed", rows)
+    runner_pid = []
+    failures = []
+
+    def run():
+        with connect(dbname=db) as c:
+            runner_pid.append(c.info.backend_pid)
+            try:
+                c.execute("CALL idgen_backfill('resumed', 'xid', 'gen_xid12(created_at)', "
+                          "batch_size => 1000, order_by => 'created_at', pause => '10ms')")
+            except psycopg.Error as e:
+                failures.append(e)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    with connect(dbname=db) as watcher:
+        # Another session sees the progress while the run goes on.
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            seen = watcher.execute("""SELECT rows_done, rows_total, pid FROM idgen_backfill_progress
+                WHERE relation = 'resumed'::regclass AND finished_at IS NULL""").fetchone()
+            if seen and seen[0] >= 20_000:
+                break
+            time.sleep(0.05)
+        assert seen and seen[0] >= 20_000 and seen[1] == rows and seen[2] == runner_pid[0], seen
+        watcher.execute("SELECT pg_cancel_backend(%s)", (runner_pid[0],))
+        thread.join()
+        assert len(failures) == 1 and isinstance(failures[0], psycopg.errors.QueryCanceled), failures
+
+        before = dict(watcher.execute("SELECT id, xid FROM resumed WHERE xid IS NOT NULL").fetchall())
+        assert 20_000 <= len(before) < rows
+        watcher.execute("CALL idgen_backfill('resumed', 'xid', 'gen_xid12(created_at)', order_by => 'created_at')")
+        after = dict(watcher.execute("SELECT id, xid FROM resumed").fetchall())
+        assert len(after) == rows and None not in after.values()
+        assert len(set(after.values())) == rows
+        assert all(after[k] == v for k, v in before.items()), "a row filled before the cancel changed"
+        assert watcher.execute("""SELECT rows_done FROM idgen_backfill_progress
+            WHERE relation = 'resumed'::regclass""").fetchone()[0] == rows - len(before)
+
+
+@pytest.fixture(scope="module")
+def numbered(db):
+    with connect(dbname=db) as conn:
+        conn.execute("""CREATE TABLE numbered (id bigserial PRIMARY KEY, created_at timestamptz NOT NULL,
+            k rapkey, flake bigint)""")
+        conn.execute("""INSERT INTO numbered (created_at)
+            SELECT '2025-01-01'::timestamptz + random() * interval '90 days' FROM generate_series(1, 20000)""")
+    return "numbered"
+
+
+def test_rapkey_backfill(db, numbered):
+    with connect(dbname=db) as conn:
+        conn.execute("""CALL idgen_backfill('numbered', 'k',
+            $$rapkey_next('ord.cn.' || to_char(created_at, 'YYYYMM'))$$, batch_size => 700)""")
+        # Per month, numbers 1..n without gaps, given out in the walk's order (the primary key).
+        months = conn.execute("""SELECT to_char(created_at, 'YYYYMM'),
+                array_agg(rapkey_segment(k, 3)::int ORDER BY id) = array_agg(n::int ORDER BY n),
+                bool_and(k::text LIKE 'ord.cn.' || to_char(created_at, 'YYYYMM') || '.%')
+            FROM (SELECT *, row_number() OVER (PARTITION BY to_char(created_at, 'YYYYMM') ORDER BY id) n
+                  FROM numbered) s GROUP BY 1""").fetchall()
+        assert len(months) == 3 and all(contiguous and prefixed for _, contiguous, prefixed in months), months
+
+
+def test_snowflake_backfill(db, numbered, worker_42):
+    with connect(dbname=db) as conn:
+        conn.execute("CALL idgen_backfill('numbered', 'flake', 'gen_snowflake()', batch_size => 700)")
+        assert conn.execute("SELECT count(DISTINCT flake), count(flake) FROM numbered").fetchone() == (20000, 20000)
+        assert conn.execute("""SELECT count(*) FROM (SELECT flake, lag(flake) OVER (ORDER BY id) AS before
+            FROM numbered) s WHERE flake < before""").fetchone()[0] == 0
+
+
+def test_identifiers_are_quoted(db):
+    with connect(dbname=db) as conn:
+        conn.execute('CREATE SCHEMA "Odd Schema"')
+        conn.execute('CREATE TABLE "Odd Schema"."Odd Table" ("Key; Col" int PRIMARY KEY, "New Id" xid12, "When" timestamptz)')
+        conn.execute('INSERT INTO "Odd Schema"."Odd Table" SELECT g, NULL, now() - g * interval \'1 minute\' FROM generate_series(1, 3000) g')
+        conn.execute("""CALL idgen_backfill('"Odd Schema"."Odd Table"', 'New Id', 'gen_xid12("When")',
+            batch_size => 1000, order_by => 'When')""")
+        assert conn.execute('SELECT count(DISTINCT "New Id") FROM "Odd Schema"."Odd Table"').fetchone()[0] == 3000
+        assert conn.execute("""SELECT count(*) FROM (SELECT "When", lag("When") OVER (ORDER BY "New Id") AS before
+            FROM "Odd Schema"."Odd Table") s WHERE "When" < before""").fetchone()[0] == 0
+
+
+BAD_CALLS = [
+    ("no_such_table", "xid", "gen_xid12()", "", "42P01"),
+    ("target_view", "xid", "gen_xid12()", "", "42809"),
+    ("target", "no_such_column", "gen_xid12()", "", "42703"),
+    ("target", "u", "gen_xid12()", "", "42804"),
+    ("target", "n", "gen_xid12()", "", "42804"),
+    ("keyless", "xid", "gen_xid12()", "", "55000"),
+    ("target", "xid", "gen_xid12()", ", batch_size => 0", "22023"),
+    ("target", "xid", "gen_xid12()", ", batch_size => -5", "22023"),
+    ("target", "xid", "gen_xid12()", ", pause => '-1 s'", "22023"),
+    ("target", "xid", "gen_xid12()", ", order_by => 'no_such_column'", "42703"),
+    ("target", "xid", "gen_xid12()", ", order_by => 'xid'", "22023"),
+    ("target", "xid", "gen_xid12(no_such_column)", "", "42703"),
+    ("target", "xid", "no_such_function()", "", "42883"),
+    ("target", "xid", "NULL::xid12", "", "22004"),
+]
+
+
+@pytest.mark.parametrize("relation,column,expression,extra,sqlstate", BAD_CALLS)
+def test_bad_argument_changes_nothing(db, relation, column, expression, extra, sqlstate):
+    with connect(dbname=db) as conn:
+        conn.execute("""CREATE TABLE IF NOT EXISTS target (id int PRIMARY KEY, u uuid, n numeric, xid xid12,
+            created_at timestamptz DEFAULT now())""")
+        conn.execute("CREATE OR REPLACE VIEW target_view AS SELECT * FROM target")
+        conn.execute("CREATE TABLE IF NOT EXISTS keyless (created_at timestamptz, xid xid12)")
+        conn.execute("INSERT INTO target (id) SELECT g FROM generate_series(1, 100) g ON CONFLICT DO NOTHING")
+        conn.execute("INSERT INTO keyless SELECT now() FROM generate_series(1, 100 - (SELECT count(*) FROM keyless))")
+        data = """SELECT (SELECT md5(string_agg(t::text, ',' ORDER BY id)) FROM target t),
+                         (SELECT md5(string_agg(k::text, ',')) FROM keyless k)"""
+        runs = "SELECT count(*) FROM idgen_backfill_progress"
+        before, runs_before = conn.execute(data).fetchone(), conn.execute(runs).fetchone()
+        call = f"CALL idgen_backfill(%s, %s, %s{extra})"
+        with pytest.raises(psycopg.Error) as raised:
+            conn.execute(call, (relation, column, expression))
+        assert raised.value.sqlstate == sqlstate, raised.value
+        assert conn.execute(data).fetchone() == before
+        if sqlstate != "22004":  # found before the run starts, not by its first batch
+            assert conn.execute(runs).fetchone() == runs_before
+
+
+def test_inside_a_transaction_block_changes_nothing(db):
+    with connect(dbname=db) as conn:
+        conn.execute("CREATE TABLE in_block (id int PRIMARY KEY, xid xid12)")
+        conn.execute("INSERT INTO in_block SELECT g FROM generate_series(1, 100) g")
+        with pytest.raises(psycopg.errors.InvalidTransactionTermination):
+            with conn.transaction():
+                conn.execute("CALL idgen_backfill('in_block', 'xid', 'gen_xid12()')")
+        assert conn.execute("SELECT count(xid) FROM in_block").fetchone()[0] == 0
+
+
+def playbook() -> str:
+    text = README.read_text()
+    start = text.index("<!-- playbook")
+    return re.search(r"```sql\n(.*?)```", text[start:], re.S).group(1)
+
+
+def test_readme_migration_playbook(db):
+    with connect(dbname=db) as conn:
+        conn.execute("""CREATE TABLE orders (id bigserial PRIMARY KEY,
+            created_at timestamptz NOT NULL DEFAULT clock_timestamp(), amount numeric)""")
+        conn.execute("""CREATE TABLE order_items (id bigserial PRIMARY KEY,
+            order_id bigint NOT NULL REFERENCES orders (id), sku text)""")
+        conn.execute("""INSERT INTO orders (created_at, amount)
+            SELECT '2025-01-01'::timestamptz + random() * interval '365 days', g FROM generate_series(1, 20000) g""")
+        conn.execute("CREATE INDEX ON orders (created_at)")
+        conn.execute("""INSERT INTO order_items (order_id, sku)
+            SELECT 1 + (g % 20000), 'sku' || g FROM generate_series(1, 50000) g""")
+        host, port = conn.info.host, conn.info.port
+
+    psql = Path(os.environ["PG_IDGEN_BINDIR"]) / "psql"
+    subprocess.run([str(psql), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", host, "-p", str(port),
+                    "-U", "postgres", "-d", db], input=playbook(), text=True, check=True, capture_output=True)
+
+    with connect(dbname=db) as conn:
+        assert conn.execute("""SELECT a.attname, a.attnotnull FROM pg_index i
+            JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+            WHERE i.indrelid = 'orders'::regclass AND i.indisprimary""").fetchall() == [("xid", True)]
+        assert conn.execute("SELECT count(DISTINCT xid) FROM orders").fetchone()[0] == 20000
+        assert conn.execute("""SELECT count(*) FROM (SELECT created_at, lag(created_at) OVER (ORDER BY xid) AS before
+            FROM orders) s WHERE created_at < before""").fetchone()[0] == 0
+        assert conn.execute("""SELECT count(*) FROM order_items i JOIN orders o ON o.id = i.order_id
+            WHERE i.order_xid = o.xid""").fetchone()[0] == 50000
+        assert conn.execute("""SELECT convalidated FROM pg_constraint
+            WHERE conname = 'order_items_order_xid_fkey'""").fetchone()[0] is True
+        # New rows get an id from the default, and the new foreign key holds.
+        new = conn.execute("INSERT INTO orders (amount) VALUES (1) RETURNING xid").fetchone()[0]
+        conn.execute("INSERT INTO order_items (order_id, order_xid) VALUES (1, %s)", (new,))
+        with pytest.raises(psycopg.errors.ForeignKeyViolation):
+            conn.execute("INSERT INTO order_items (order_id, order_xid) VALUES (1, gen_xid12())")

@@ -353,6 +353,9 @@ DECLARE
     lock_ms text := pg_catalog.format('%s ms', pg_catalog.floor(pg_catalog.date_part('epoch', lock_timeout) OPERATOR(pg_catalog.*) 1000));
     batch_ms integer := pg_catalog.floor(pg_catalog.date_part('epoch', statement_timeout) OPERATOR(pg_catalog.*) 1000);
 BEGIN
+    -- From here on statement_timeout is the procedure's: for the checks and the count below,
+    -- then for each batch (the session's own would cancel the whole CALL).
+    PERFORM @extschema@.idgen_statement_timeout(batch_ms);
     SELECT * INTO plan FROM @extschema@.idgen_backfill_plan(relation, target_column, value_expression,
         batch_size, order_by, pause, lock_timeout, statement_timeout, report_every);
     -- The caller's expression, under the caller's search_path: its type, then both batch

@@ -199,7 +199,47 @@ def test_identifiers_are_quoted(db):
             FROM "Odd Schema"."Odd Table") s WHERE "When" < before""").fetchone()[0] == 0
 
 
+def test_statement_timeout_applies_to_each_batch(db):
+    with connect(dbname=db) as conn:
+        conn.execute("CREATE TABLE timed (id int PRIMARY KEY, xid xid12)")
+        conn.execute("INSERT INTO timed SELECT g FROM generate_series(1, 1000) g")
+        conn.execute("""CREATE FUNCTION slow_xid(seconds float8) RETURNS xid12 LANGUAGE sql VOLATILE
+            AS $$ SELECT gen_xid12() FROM pg_sleep(seconds) $$""")
+        # A batch longer than its statement_timeout is cancelled, and nothing of it stays.
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            conn.execute("""CALL idgen_backfill('timed', 'xid', 'slow_xid(0.01)', batch_size => 200,
+                statement_timeout => '300ms')""")
+        assert conn.execute("SELECT count(xid) FROM timed").fetchone()[0] == 0
+        # The session's statement_timeout would cancel the whole CALL; each batch re-arms the
+        # timer with the procedure's own value instead, so a run longer than it finishes.
+        conn.execute("SET statement_timeout = '1s'")
+        conn.execute("""CALL idgen_backfill('timed', 'xid', 'slow_xid(0.002)', batch_size => 100,
+            statement_timeout => '30s')""")
+        conn.execute("RESET statement_timeout")
+        assert conn.execute("SELECT count(DISTINCT xid) FROM timed").fetchone()[0] == 1000
+
+
+def test_waits_for_a_locked_row_then_finishes(db):
+    with connect(dbname=db) as conn:
+        conn.execute("CREATE TABLE held (id int PRIMARY KEY, xid xid12)")
+        conn.execute("INSERT INTO held SELECT g FROM generate_series(1, 3000) g")
+    with connect(dbname=db) as holder:
+        holder.execute("BEGIN")
+        holder.execute("SELECT * FROM held WHERE id = 1500 FOR UPDATE")
+        releaser = threading.Timer(2.0, lambda: holder.execute("COMMIT"))
+        releaser.start()
+        with connect(dbname=db) as conn:
+            # Each batch that reaches row 1500 times out after 500 ms, is rolled back and
+            # retried, until the holder commits.
+            conn.execute("CALL idgen_backfill('held', 'xid', 'gen_xid12()', batch_size => 1000)")
+            releaser.join()
+            assert conn.execute("SELECT count(DISTINCT xid) FROM held").fetchone()[0] == 3000
+            assert conn.execute("""SELECT batches FROM idgen_backfill_progress
+                WHERE relation = 'held'::regclass""").fetchone()[0] == 3
+
+
 BAD_CALLS = [
+    ("parted", "xid", "gen_xid12()", "", "0A000"),
     ("no_such_table", "xid", "gen_xid12()", "", "42P01"),
     ("target_view", "xid", "gen_xid12()", "", "42809"),
     ("target", "no_such_column", "gen_xid12()", "", "42703"),
@@ -224,6 +264,7 @@ def test_bad_argument_changes_nothing(db, relation, column, expression, extra, s
             created_at timestamptz DEFAULT now())""")
         conn.execute("CREATE OR REPLACE VIEW target_view AS SELECT * FROM target")
         conn.execute("CREATE TABLE IF NOT EXISTS keyless (created_at timestamptz, xid xid12)")
+        conn.execute("CREATE TABLE IF NOT EXISTS parted (id int PRIMARY KEY, xid xid12) PARTITION BY RANGE (id)")
         conn.execute("INSERT INTO target (id) SELECT g FROM generate_series(1, 100) g ON CONFLICT DO NOTHING")
         conn.execute("INSERT INTO keyless SELECT now() FROM generate_series(1, 100 - (SELECT count(*) FROM keyless))")
         data = """SELECT (SELECT md5(string_agg(t::text, ',' ORDER BY id)) FROM target t),

@@ -45,6 +45,14 @@ BEGIN
     IF same_prefix = 0 THEN
         RAISE EXCEPTION 'the twins generated xid12 in no common second';
     END IF;
+    -- A merged table cannot hold both twins' rows under a unique index on the Snowflake ids
+    -- (a subscription into such a table stops at the first duplicate).
+    BEGIN
+        CREATE UNIQUE INDEX twin_s ON twin (s);
+        RAISE EXCEPTION 'a unique index on the twins'' snowflakes was built';
+    EXCEPTION WHEN unique_violation THEN
+        NULL;
+    END;
     SELECT count(*) INTO xid_collisions
       FROM twin a JOIN twin b ON a.x = b.x AND a.edge = 1 AND b.edge = 2;
     RAISE NOTICE 'twins: % + % rows; snowflake: % shared milliseconds, % identical ids; xid12: % shared (second, machine) prefixes, % identical ids',

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the pure unit and property tests once, then for each PostgreSQL version
 # the in-database tests (#[pg_test]) and, against throwaway clusters, the SQL regression suites
-# and the client-side tests. Exits non-zero on any failure.
+# and the client-side tests; with 18 also scripts/reliability.sh (replication, a crash, an
+# isolation test, sorts beyond memory). Exits non-zero on any failure.
 #
 #   bash scripts/test.sh            # PostgreSQL 14, 15, 16, 17 and 18
 #   bash scripts/test.sh 17 18      # only those versions
@@ -152,6 +153,13 @@ if testing 15 && testing 18; then
     started=$SECONDS
     test_cross_major 15 18
     timings="$timings  PostgreSQL 15 -> 18 (pg_upgrade, dump and restore): $((SECONDS - started)) s"$'\n'
+fi
+# Replication, crash recovery, contention and sorts beyond memory, on one version: they test
+# the extension's behaviour with the server's machinery, which the older versions share.
+if testing 18; then
+    started=$SECONDS
+    bash "$ROOT/scripts/reliability.sh" --installed 18
+    timings="$timings  PostgreSQL 18 reliability (scripts/reliability.sh): $((SECONDS - started)) s"$'\n'
 fi
 say "all tests passed; wall time per version (build included)"
 printf '%s' "$timings"

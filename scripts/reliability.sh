@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# Reliability tests against real servers of one PostgreSQL version (default 18), each one
+# asserting what users rely on (the SQL and data are in tests/reliability and tests/isolation):
+#
+#  1. many nodes, one merged database: two edge clusters (distinct pg_idgen.machine_id and
+#     pg_idgen.worker_id) generate xid12, Snowflake and rapkey keys from several connections at
+#     once; a central cluster subscribes to both (logical replication, one subscription in
+#     binary mode) into one table with a unique index on each id column. Every row arrives,
+#     byte-identical, with no key conflict. Then two edges share a machine id and a worker id
+#     ("twins"): their Snowflake ids collide, their xid12 differ only by pid and counter.
+#  2. a crash (pg_ctl stop -m immediate) in the middle of concurrent inserts: every
+#     acknowledged row is intact, amcheck passes, new ids do not collide with stored ones.
+#  3. rapkey_next under contention: an isolation test (pg_isolation_regress).
+#  4. sorts beyond memory: 2,000,000 xid12 sorted on disk and indexed by a parallel CREATE
+#     INDEX, both checked against the byte order, the index with amcheck.
+#
+#   bash scripts/reliability.sh [--installed] [VERSION]
+#
+# --installed: the extension is already installed into that version's PostgreSQL (test.sh
+# passes it); without it the script installs a debug build first. The clusters use the ports
+# PG_IDGEN_TEST_PORT - 2 .. - 5 (default 54396 .. 54393).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+INSTALLED=no
+if [ "${1:-}" = --installed ]; then INSTALLED=yes; shift; fi
+VERSION=${1:-18}
+BASE_PORT=${PG_IDGEN_TEST_PORT:-54398}
+EDGE1_PORT=$((BASE_PORT - 2))
+EDGE2_PORT=$((BASE_PORT - 3))
+CENTRAL_PORT=$((BASE_PORT - 4))
+SINGLE_PORT=$((BASE_PORT - 5))
+DATA=$ROOT/tests/reliability
+CLUSTER_NAMES="rel-edge1 rel-edge2 rel-central rel-single"
+trap 'for c in $CLUSTER_NAMES; do stop_cluster $c; done' EXIT
+
+use_postgres "$VERSION"
+[ "$INSTALLED" = yes ] || install_extension debug
+OUT=$ROOT/target/reliability-pg$PG_MAJOR
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+# q CLUSTER PORT SQL: one value, unaligned.
+q() { psql_at "$1" "$2" postgres -At -c "$3"; }
+
+# wait_for CLUSTER PORT SQL SECONDS: polls until SQL returns t.
+wait_for() {
+    local i
+    for ((i = 0; i < $4 * 5; i++)); do
+        [ "$(q "$1" "$2" "$3")" = t ] && return 0
+        sleep 0.2
+    done
+    die "timed out after $4 s waiting on $1 for: $3"
+}
+
+# A cluster's log must hold no error (a failed apply of a replicated row, say). FATAL is not
+# looked for: DROP SUBSCRIPTION ends its apply workers with one.
+assert_clean_log() {
+    if grep -E '(ERROR|PANIC):' "$CLUSTERS/$1/server.log"; then
+        die "the server log of $1 has the errors above"
+    fi
+}
+
+###########################################################################################
+say "PostgreSQL $PG_MAJOR: two edges and a central node (logical replication)"
+edge_settings() { # N: machine id and worker id N
+    printf '%s\n' "wal_level = logical" "pg_idgen.machine_id = $1" "pg_idgen.worker_id = $1"
+}
+start_cluster rel-edge1 "$EDGE1_PORT" preload "$(edge_settings 1)"
+start_cluster rel-edge2 "$EDGE2_PORT" preload "$(edge_settings 2)"
+start_cluster rel-central "$CENTRAL_PORT" preload "pg_idgen.worker_id = 100"
+psql_at rel-edge1 "$EDGE1_PORT" postgres -f "$DATA/edge.sql"
+psql_at rel-edge2 "$EDGE2_PORT" postgres -f "$DATA/edge.sql"
+psql_at rel-central "$CENTRAL_PORT" postgres -f "$DATA/central.sql"
+
+edge_conninfo() { # N PORT
+    echo "host=$(socket_dir "rel-edge$1") port=$2 user=postgres dbname=postgres"
+}
+# Edge 1 in binary mode (xid12_send/xid12_recv on the wire), edge 2 in text mode.
+psql_at rel-central "$CENTRAL_PORT" postgres <<SQL
+CREATE SUBSCRIPTION from_edge1 CONNECTION '$(edge_conninfo 1 "$EDGE1_PORT")' PUBLICATION edge_pub
+    WITH (binary = true);
+CREATE SUBSCRIPTION from_edge2 CONNECTION '$(edge_conninfo 2 "$EDGE2_PORT")' PUBLICATION edge_pub;
+SQL
+
+# Both edges at once, 4 connections each, one transaction per row.
+CLIENTS=4
+ROWS_PER_CLIENT=250
+for n in 1 2; do
+    port=$((n == 1 ? EDGE1_PORT : EDGE2_PORT))
+    "$BINDIR/pgbench" -n -h "$(socket_dir "rel-edge$n")" -p "$port" -U postgres -c "$CLIENTS" -j 2 \
+        -t "$ROWS_PER_CLIENT" -D edge="$n" -f "$DATA/edge_insert.pgbench" postgres \
+        >"$OUT/pgbench-edge$n.log" 2>&1 &
+    eval "pgbench_pid$n=$!"
+done
+# shellcheck disable=SC2154
+wait "$pgbench_pid1" || { cat "$OUT/pgbench-edge1.log"; die "pgbench on edge 1 failed"; }
+# shellcheck disable=SC2154
+wait "$pgbench_pid2" || { cat "$OUT/pgbench-edge2.log"; die "pgbench on edge 2 failed"; }
+
+EXPECTED=$((CLIENTS * ROWS_PER_CLIENT))
+# count, md5 of the binary form of every column (xid12_send: the bytes binary mode sends),
+# md5 of the text form, all in xid12 order: equal on an edge and on the central node for that
+# edge's rows means byte-identical rows.
+fingerprint() { # CLUSTER PORT EDGE
+    q "$1" "$2" "SELECT count(*) || ' ' ||
+        md5(string_agg(xid12_send(x) || int8send(s) || convert_to(r, 'UTF8') || int4send(client),
+                       '\\x00'::bytea ORDER BY x)) || ' ' ||
+        md5(string_agg(x::text || ' ' || s || ' ' || r || ' ' || client, ',' ORDER BY x))
+        FROM events WHERE edge = $3"
+}
+for n in 1 2; do
+    port=$((n == 1 ? EDGE1_PORT : EDGE2_PORT))
+    processed=$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' "$OUT/pgbench-edge$n.log")
+    [ "$processed" = "$EXPECTED" ] || die "pgbench on edge $n committed '$processed' rows, not $EXPECTED"
+    [ "$(q "rel-edge$n" "$port" "SELECT count(*) FROM events")" = "$EXPECTED" ] ||
+        die "edge $n does not hold the $EXPECTED rows pgbench committed"
+    wait_for rel-central "$CENTRAL_PORT" "SELECT count(*) >= $EXPECTED FROM events WHERE edge = $n" 120
+    edge_fp=$(fingerprint "rel-edge$n" "$port" "$n")
+    central_fp=$(fingerprint rel-central "$CENTRAL_PORT" "$n")
+    echo "edge $n:    $edge_fp"
+    echo "central $n: $central_fp"
+    [ "$edge_fp" = "$central_fp" ] || die "the central node's rows of edge $n differ from the edge's"
+done
+psql_at rel-central "$CENTRAL_PORT" postgres -f "$DATA/central_check.sql"
+if [ "$PG_MAJOR" -ge 15 ]; then
+    errors=$(q rel-central "$CENTRAL_PORT" \
+        "SELECT coalesce(sum(apply_error_count + sync_error_count), -1) FROM pg_stat_subscription_stats")
+    [ "$errors" = 0 ] || die "pg_stat_subscription_stats counts $errors errors"
+fi
+assert_clean_log rel-central
+
+###########################################################################################
+say "PostgreSQL $PG_MAJOR: two edges sharing machine id 1 and worker id 1"
+psql_at rel-central "$CENTRAL_PORT" postgres -c "DROP SUBSCRIPTION from_edge1" -c "DROP SUBSCRIPTION from_edge2"
+# Edge 2 takes edge 1's ids: the misconfiguration to show.
+psql_at rel-edge2 "$EDGE2_PORT" postgres \
+    -c "ALTER SYSTEM SET pg_idgen.machine_id = 1" -c "ALTER SYSTEM SET pg_idgen.worker_id = 1"
+restart_cluster rel-edge2
+psql_at rel-central "$CENTRAL_PORT" postgres <<SQL
+CREATE SUBSCRIPTION twin1 CONNECTION '$(edge_conninfo 1 "$EDGE1_PORT")' PUBLICATION twin_pub
+    WITH (binary = true);
+CREATE SUBSCRIPTION twin2 CONNECTION '$(edge_conninfo 2 "$EDGE2_PORT")' PUBLICATION twin_pub;
+SQL
+# Both generate one row at a time during the same wall-clock second, from 1 s from now.
+window=$(q rel-edge1 "$EDGE1_PORT" "SELECT now() + interval '1 s' || ',' || now() + interval '2 s'")
+for n in 1 2; do
+    port=$((n == 1 ? EDGE1_PORT : EDGE2_PORT))
+    q "rel-edge$n" "$port" "SELECT twin_fill($n, '${window%,*}', '${window#*,}')" >"$OUT/twin$n.count" &
+    eval "twin_pid$n=$!"
+done
+# shellcheck disable=SC2154
+wait "$twin_pid1" && wait "$twin_pid2" || die "twin_fill failed"
+for n in 1 2; do
+    wait_for rel-central "$CENTRAL_PORT" \
+        "SELECT count(*) >= $(cat "$OUT/twin$n.count") FROM twin WHERE edge = $n" 120
+done
+psql_at rel-central "$CENTRAL_PORT" postgres -f "$DATA/twin_check.sql"
+assert_clean_log rel-central
+for c in rel-edge1 rel-edge2 rel-central; do stop_cluster $c; done
+
+###########################################################################################
+say "PostgreSQL $PG_MAJOR: pg_ctl stop -m immediate during concurrent inserts"
+start_cluster rel-single "$SINGLE_PORT" preload "pg_idgen.worker_id = 5"
+psql_at rel-single "$SINGLE_PORT" postgres -f "$DATA/crash_setup.sql"
+
+# crash_client CLIENT FIRST LAST: one connection inserting rows FIRST .. LAST of CLIENT, one
+# transaction each; prints (as CSV) each row the server acknowledged, exit status in .rc.
+crash_client() {
+    local file=$OUT/client$1-from$2 rc=0
+    seq "$2" "$3" | awk -v c="$1" -v q="'" '{
+        printf "INSERT INTO crash VALUES (%d, %d, gen_xid12(), gen_snowflake(), rapkey_next(%sord.crash%s)) RETURNING client, seq, x, s, r;\n", c, $1, q, q
+    }' | "$BINDIR/psql" -X -q -t --csv -v ON_ERROR_STOP=1 -h "$(socket_dir rel-single)" -p "$SINGLE_PORT" \
+        -U postgres -d postgres >"$file.csv" 2>"$file.err" || rc=$?
+    echo "$rc" >"$file.rc"
+}
+client_pids=()
+for c in 1 2 3 4; do
+    crash_client "$c" 1 1000000 &
+    client_pids+=($!)
+done
+# Crash once every client has 50 committed rows: the clients are in the middle of their work.
+wait_for rel-single "$SINGLE_PORT" \
+    "SELECT count(*) = 4 FROM (SELECT client FROM crash GROUP BY client HAVING count(*) >= 50) c" 120
+as_postgres "$BINDIR/pg_ctl" -D "$CLUSTERS/rel-single/data" -m immediate -w stop >/dev/null
+wait "${client_pids[@]}" || true
+for c in 1 2 3 4; do
+    [ "$(cat "$OUT/client$c-from1.rc")" = 2 ] || die "client $c did not lose its connection in the crash"
+    echo "client $c: $(wc -l <"$OUT/client$c-from1.csv") rows acknowledged before the crash"
+done
+restart_cluster rel-single
+grep -q "database system was not properly shut down; automatic recovery in progress" \
+    "$CLUSTERS/rel-single/server.log" || die "the restart did not run crash recovery"
+cat "$OUT"/client?-from1.csv | psql_at rel-single "$SINGLE_PORT" postgres -f "$DATA/crash_check.sql"
+psql_at rel-single "$SINGLE_PORT" postgres -f "$DATA/crash_verify.sql" >>"$OUT/amcheck.log"
+# New ids go into the same unique indexes next to the stored ones: no unique violation.
+client_pids=()
+for c in 1 2 3 4; do
+    crash_client "$c" 100001 100200 &
+    client_pids+=($!)
+done
+wait "${client_pids[@]}" || true
+for c in 1 2 3 4; do
+    [ "$(cat "$OUT/client$c-from100001.rc")" = 0 ] ||
+        { cat "$OUT/client$c-from100001.err"; die "client $c failed to insert after the restart"; }
+done
+[ "$(q rel-single "$SINGLE_PORT" "SELECT count(*) FROM crash WHERE seq > 100000")" = 800 ] ||
+    die "the rows inserted after the restart are not all there"
+psql_at rel-single "$SINGLE_PORT" postgres -f "$DATA/crash_verify.sql" >>"$OUT/amcheck.log"
+
+###########################################################################################
+say "PostgreSQL $PG_MAJOR: rapkey_next under contention (isolation test)"
+ISOLATION_REGRESS=$(dirname "$PG_REGRESS")/../isolation/pg_isolation_regress
+"$ISOLATION_REGRESS" --bindir="$BINDIR" --host="$(socket_dir rel-single)" --port="$SINGLE_PORT" \
+    --user=postgres --inputdir="$ROOT/tests/isolation" --outputdir="$OUT/isolation" \
+    --dbname=isolation_pg_idgen --load-extension=pg_idgen rapkey_next \
+    || { cat "$OUT/isolation/regression.diffs" 2>/dev/null; die "the isolation test failed"; }
+
+###########################################################################################
+say "PostgreSQL $PG_MAJOR: 2,000,000 xid12 sorted on disk and indexed in parallel"
+psql_at rel-single "$SINGLE_PORT" postgres -c "CREATE DATABASE sorts"
+psql_at rel-single "$SINGLE_PORT" sorts -f "$DATA/sort_fill.sql"
+psql_at rel-single "$SINGLE_PORT" sorts -f "$DATA/sort_index.sql" 2>"$OUT/sort_index.log"
+# Participants that sorted: the leader and each launched worker report a "performsort of
+# worker N starting"; a build that launched no worker sorts serially and reports none.
+participants=$(sed -nE 's/.*performsort of worker ([0-9]+) starting.*/\1/p' "$OUT/sort_index.log" | sort -u | wc -l)
+echo "parallel CREATE INDEX: $participants participants sorted"
+[ "$participants" -ge 2 ] || { cat "$OUT/sort_index.log"; die "CREATE INDEX did not run in parallel"; }
+psql_at rel-single "$SINGLE_PORT" sorts -f "$DATA/sort_verify.sql" >/dev/null
+stop_cluster rel-single
+
+say "reliability tests passed (PostgreSQL $PG_MAJOR)"

@@ -4,7 +4,8 @@ CREATE FUNCTION rapkey_is_valid(text) RETURNS boolean
     AS 'MODULE_PATHNAME', 'rapkey_is_valid_wrapper' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION rapkey_is_valid(text) IS 'whether the text is a valid rapkey (grammar and check character); never errors';
 
--- Used by the domain: true, or an error whose DETAIL says what is wrong.
+-- Used by the domain: true, or PostgreSQL's domain CHECK error (23514, with the constraint,
+-- type and schema names) whose DETAIL says what is wrong.
 CREATE FUNCTION rapkey_domain_check(text) RETURNS boolean
     AS 'MODULE_PATHNAME', 'rapkey_domain_check_wrapper' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 

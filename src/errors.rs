@@ -58,20 +58,32 @@ impl PgError {
     }
 }
 
+/// PostgreSQL's error-building functions, which pgrx leaves out of its bindings (it keeps them
+/// private to its own ereport); the C signatures. They are not guarded: an ERROR inside them
+/// longjmps straight to PostgreSQL, so a caller must hold nothing with a destructor around them.
+pub mod ffi {
+    use pgrx::pg_sys::Oid;
+    use std::ffi::{c_char, c_int};
+
+    unsafe extern "C-unwind" {
+        pub fn errstart(elevel: c_int, domain: *const c_char) -> bool;
+        pub fn errfinish(filename: *const c_char, lineno: c_int, funcname: *const c_char);
+        pub fn errcode(sqlerrcode: c_int) -> c_int;
+        pub fn errmsg(fmt: *const c_char, ...) -> c_int;
+        pub fn errdetail(fmt: *const c_char, ...) -> c_int;
+        pub fn errhint(fmt: *const c_char, ...) -> c_int;
+        /// The schema, type and constraint names of a domain's CHECK violation.
+        pub fn errdomainconstraint(datatype: Oid, conname: *const c_char) -> c_int;
+    }
+}
+
 /// Soft errors (`ereturn`/`errsave` in C), which PostgreSQL has from version 16.
 #[cfg(any(feature = "pg16", feature = "pg17", feature = "pg18"))]
 mod soft {
+    use super::ffi::{errcode, errdetail, errhint, errmsg};
     use super::PgError;
     use pgrx::pg_sys;
-    use std::ffi::{c_char, c_int, CString};
-
-    // Not in pgrx's bindings (it keeps them private to its own ereport); the C signatures.
-    unsafe extern "C-unwind" {
-        fn errcode(sqlerrcode: c_int) -> c_int;
-        fn errmsg(fmt: *const c_char, ...) -> c_int;
-        fn errdetail(fmt: *const c_char, ...) -> c_int;
-        fn errhint(fmt: *const c_char, ...) -> c_int;
-    }
+    use std::ffi::{c_int, CString};
 
     /// The call's `fcinfo->context` when it is an `ErrorSaveContext`.
     pub fn error_save_context(fcinfo: pg_sys::FunctionCallInfo) -> Option<*mut pg_sys::Node> {
@@ -135,15 +147,6 @@ pub fn quoted(value: &str) -> String {
 
 pub fn invalid_parameter(message: impl Into<String>) -> ! {
     PgError::new(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, message).raise()
-}
-
-/// A core error phrase ("wrong check character: …") as a DETAIL sentence ("Wrong … .").
-pub fn sentence(phrase: &str) -> String {
-    let mut chars = phrase.chars();
-    match chars.next() {
-        Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str()),
-        None => String::new(),
-    }
 }
 
 /// Text from the server as a Rust string. In a database whose encoding is not UTF-8 the bytes

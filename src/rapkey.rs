@@ -1,17 +1,104 @@
 //! rapkey: the domain's check, builders, parsers and prefix ranges.
 
-use crate::errors::{invalid_text, quoted, sentence, PgError};
+use crate::errors::{ffi, invalid_text, quoted, PgError};
 use idgen_core::rapkey::{self, RapkeyError};
 use pgrx::prelude::*;
-use pgrx::PgSqlErrorCode;
+use pgrx::{pg_sys, PgLogLevel, PgMemoryContexts, PgSqlErrorCode};
 use std::borrow::Cow;
+use std::ffi::{c_char, c_int};
 
 // Text arguments arrive as their bytes: pgrx's `&str` panics on text that is not UTF-8
 // (a LATIN1 or SQL_ASCII database).
 use crate::errors::server_text as text;
 
+/// A character as a message shows it, quoted; a control character is escaped (`'\u{a}'`) so
+/// it stays visible.
+fn shown_char(c: char) -> String {
+    if c.is_control() {
+        format!("'\\u{{{:x}}}'", c as u32)
+    } else {
+        format!("'{c}'")
+    }
+}
+
+/// Why a key, body, part or prefix is rejected, as a DETAIL sentence: the one place that words
+/// the core's errors. Parts of the input are shown through `quoted`, so never unbounded.
+fn why(error: &RapkeyError) -> String {
+    use rapkey::{
+        MAX_BODY_LEN, MAX_KEY_LEN, MAX_SEGMENTS, MAX_SEGMENT_LEN, MAX_TYPE_LEN, MIN_TYPE_LEN,
+    };
+    use RapkeyError::*;
+    match error {
+        Empty => "Key is empty.".into(),
+        KeyTooLong { len } => {
+            format!("Key is too long: {len} characters (at most {MAX_KEY_LEN}).")
+        }
+        BodyTooLong { len } => format!(
+            "Body is too long: {len} characters (at most {MAX_BODY_LEN}, leaving room for '-' \
+             and the check character)."
+        ),
+        MissingCheckSeparator => "Missing '-' before the check character.".into(),
+        MissingCheckChar => "Missing check character after '-'.".into(),
+        ExtraCheckChars { check } => format!(
+            "Expected one check character after '-', found {}.",
+            quoted(check)
+        ),
+        InvalidCheckChar { found } => format!(
+            "Check character {} is not one of [0-9a-z~].",
+            shown_char(*found)
+        ),
+        TypeLength { len: 0, .. } => "Type is empty.".into(),
+        TypeLength { value, len } => format!(
+            "Type {} is too {}: {len} letter{} (a type has {MIN_TYPE_LEN} to {MAX_TYPE_LEN} \
+             letters).",
+            quoted(value),
+            if *len < MIN_TYPE_LEN { "short" } else { "long" },
+            if *len == 1 { "" } else { "s" }
+        ),
+        TypeChar {
+            value,
+            position,
+            found,
+        } => format!(
+            "Type {} has a character outside [a-z]: {} at position {position}.",
+            quoted(value),
+            shown_char(*found)
+        ),
+        MissingSegment { kind } => format!(
+            "Type {} must be followed by at least one segment.",
+            quoted(kind)
+        ),
+        TooManySegments { count } => {
+            format!("Too many segments: {count} (at most {MAX_SEGMENTS}).")
+        }
+        PrefixFull => format!(
+            "The prefix already has {MAX_SEGMENTS} segments, the most a key has, so a number \
+             cannot be added to it."
+        ),
+        EmptySegment { index } => format!("Segment {index} is empty."),
+        SegmentTooLong { index, value, len } => format!(
+            "Segment {index} {} is too long: {len} characters (at most {MAX_SEGMENT_LEN}).",
+            quoted(value)
+        ),
+        SegmentChar {
+            index,
+            value,
+            position,
+            found,
+        } => format!(
+            "Segment {index} {} has a character outside [a-z0-9]: {} at position {position}.",
+            quoted(value),
+            shown_char(*found)
+        ),
+        WrongCheckChar { expected, found } => format!(
+            "Wrong check character: expected '{expected}', found {}.",
+            shown_char(*found)
+        ),
+    }
+}
+
 fn invalid_rapkey(input: &str, error: RapkeyError) -> ! {
-    invalid_text("rapkey", input, sentence(&error.to_string())).raise()
+    invalid_text("rapkey", input, why(&error)).raise()
 }
 
 fn invalid_argument(what: &str, error: RapkeyError) -> ! {
@@ -19,7 +106,7 @@ fn invalid_argument(what: &str, error: RapkeyError) -> ! {
         PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
         format!("invalid rapkey {what}"),
     )
-    .detail(sentence(&error.to_string()))
+    .detail(why(&error))
     .raise()
 }
 
@@ -28,36 +115,144 @@ fn rapkey_is_valid(key: &[u8]) -> bool {
     rapkey::is_valid(&text(key))
 }
 
+// ---------------------------------------------------------------------------------------
+// The domain's CHECK
+
 /// The name sql/rapkey.sql gives the domain's CHECK constraint (the rapkey regression test
 /// shows both side by side).
-const DOMAIN_CONSTRAINT: &str = "rapkey_check";
+const DOMAIN_CONSTRAINT: &std::ffi::CStr = c"rapkey_check";
+const DOMAIN_HINT: &str = "A rapkey is type.segment[.segment...]-c: a type of 2 to 8 letters, \
+                           1 to 5 segments of [a-z0-9], and a check character.";
 
-/// The domain's CHECK: true, or an error saying what is wrong (a bare `false` would only
-/// say "violates check constraint").
-#[pg_extern(sql = false)]
-fn rapkey_domain_check(key: &[u8]) -> bool {
-    let key = text(key);
-    match rapkey::validate(&key) {
-        Ok(()) => true,
-        Err(error) => {
-            let mut report = PgError::new(
-                PgSqlErrorCode::ERRCODE_CHECK_VIOLATION,
-                format!(
-                    "value for domain rapkey violates check constraint \"{DOMAIN_CONSTRAINT}\""
-                ),
-            )
-            .detail(format!(
-                "{}: {}",
-                quoted(&key),
-                sentence(&error.to_string())
-            ));
-            if !error.is_checksum() {
-                report = report.hint("A rapkey is type.segment[.segment...]-c: a type of 2 to 8 letters, 1 to 5 segments of [a-z0-9], and a check character.");
+/// A failed domain check, worded and ready to raise: palloc'd strings and plain values, so
+/// the frame that raises it owns nothing to drop. `message` is null when the key is valid.
+#[repr(C)]
+struct Violation {
+    message: *const c_char,
+    detail: *const c_char,
+    /// Null: no hint (a wrong check character needs none).
+    hint: *const c_char,
+    /// The rapkey domain's type, `InvalidOid` if it cannot be found.
+    domain: pg_sys::Oid,
+}
+
+/// `rapkey_domain_check(text)`, the domain's CHECK: true, or an error saying what is wrong (a
+/// bare `false` would only say "violates check constraint"). The error is the one PostgreSQL
+/// raises for a domain's CHECK, 23514 with the constraint, type and schema names
+/// (`errdomainconstraint`), plus a DETAIL and HINT.
+///
+/// pgrx's `ErrorReport` cannot set those names, and an error caught at pgrx's guard is raised
+/// again without them, so this function is not a `#[pg_extern]`: it is the V1 C function
+/// itself. All Rust work (reading the argument, validating, wording, allocating) runs inside
+/// `check_domain_value`, a `#[pg_guard]` function, where a panic or a PostgreSQL error is
+/// turned into a PostgreSQL error as in any `#[pg_extern]`. What is left here holds no value
+/// with a destructor and cannot panic: a null test, and the `errstart` … `errfinish` calls,
+/// whose ERROR longjmps out of this frame exactly as C's `ereport` does. Both longjmps (the
+/// guard's and `errfinish`'s) thus only cross frames with nothing to drop, as Rust requires
+/// of a longjmp (the "plain old frames" of the C-unwind RFC), and no panic crosses into C.
+///
+/// # Safety
+/// Called by PostgreSQL's fmgr with a valid `fcinfo` for `rapkey_domain_check(text)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn rapkey_domain_check_wrapper(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    // SAFETY: fcinfo is fmgr's; check_domain_value is guarded.
+    let violation = unsafe { check_domain_value(fcinfo) };
+    if violation.message.is_null() {
+        return pg_sys::Datum::from(true);
+    }
+    // SAFETY: the strings are palloc'd in the current memory context, which outlives the
+    // call; `errmsg` and the others copy them into the error.
+    unsafe {
+        if ffi::errstart(PgLogLevel::ERROR as c_int, c"pg_idgen".as_ptr()) {
+            ffi::errcode(PgSqlErrorCode::ERRCODE_CHECK_VIOLATION as c_int);
+            ffi::errmsg(c"%s".as_ptr(), violation.message);
+            ffi::errdetail(c"%s".as_ptr(), violation.detail);
+            if !violation.hint.is_null() {
+                ffi::errhint(c"%s".as_ptr(), violation.hint);
             }
-            report.raise()
+            if violation.domain != pg_sys::InvalidOid {
+                ffi::errdomainconstraint(violation.domain, DOMAIN_CONSTRAINT.as_ptr());
+            }
+            // PostgreSQL keeps these pointers, as it does C's __FILE__ and __func__.
+            ffi::errfinish(
+                c"src/rapkey.rs".as_ptr(),
+                line!() as c_int,
+                c"rapkey_domain_check".as_ptr(),
+            );
         }
     }
+    // errstart is always true at ERROR, and errfinish does not return from an ERROR.
+    std::process::abort()
 }
+
+/// The V1 calling convention record PostgreSQL looks for beside a C function.
+#[unsafe(no_mangle)]
+pub extern "C" fn pg_finfo_rapkey_domain_check_wrapper() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// The Rust half of the domain's CHECK: validates the argument and, when it is not a valid
+/// key, words the violation.
+#[pg_guard]
+unsafe extern "C-unwind" fn check_domain_value(fcinfo: pg_sys::FunctionCallInfo) -> Violation {
+    let valid = Violation {
+        message: std::ptr::null(),
+        detail: std::ptr::null(),
+        hint: std::ptr::null(),
+        domain: pg_sys::InvalidOid,
+    };
+    // SAFETY: argument 0 of rapkey_domain_check(text) is a text (NULL never arrives: STRICT).
+    let Some(bytes) = (unsafe { pgrx::fcinfo::pg_getarg::<&[u8]>(fcinfo, 0) }) else {
+        return valid;
+    };
+    let key = text(bytes);
+    let Err(error) = rapkey::validate(&key) else {
+        return valid;
+    };
+    // SAFETY: the current memory context is the caller's, valid for the call.
+    let palloc =
+        |s: &str| unsafe { PgMemoryContexts::CurrentMemoryContext.pstrdup(&s.replace('\0', "")) };
+    Violation {
+        message: palloc(&format!(
+            "value for domain rapkey violates check constraint \"{}\"",
+            DOMAIN_CONSTRAINT.to_string_lossy()
+        )),
+        detail: palloc(&format!("{}: {}", quoted(&key), why(&error))),
+        hint: if error.is_checksum() {
+            std::ptr::null()
+        } else {
+            palloc(DOMAIN_HINT)
+        },
+        // SAFETY: fcinfo is fmgr's.
+        domain: unsafe { domain_type(fcinfo) },
+    }
+}
+
+/// The rapkey domain: the type `rapkey` in the schema of the function being called (the
+/// extension's), `InvalidOid` if there is none.
+unsafe fn domain_type(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Oid {
+    unsafe {
+        let flinfo = (*fcinfo).flinfo;
+        if flinfo.is_null() {
+            return pg_sys::InvalidOid;
+        }
+        let namespace = pg_sys::get_func_namespace((*flinfo).fn_oid);
+        pg_sys::GetSysCacheOid(
+            pg_sys::SysCacheIdentifier::TYPENAMENSP as c_int,
+            pg_sys::Anum_pg_type_oid as pg_sys::AttrNumber,
+            pg_sys::Datum::from(c"rapkey".as_ptr()),
+            pg_sys::Datum::from(namespace),
+            pg_sys::Datum::from(0),
+            pg_sys::Datum::from(0),
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Builders, accessors, prefix ranges
 
 #[pg_extern(sql = false)]
 fn rapkey_check_char(body: &[u8]) -> String {

@@ -31,6 +31,32 @@ SELECT repeat('a', 100000)::rapkey;
 SELECT ''::rapkey;
 SELECT ('ord.' || repeat('a', 130) || '-2')::rapkey;
 SELECT test_helpers.error_of($$SELECT 'ord.cn.sh.202407.8842-3'::rapkey$$);
+-- It carries the names a PostgreSQL domain error carries (drivers read them to tell which
+-- constraint failed), like a built-in CHECK's.
+CREATE DOMAIN test_helpers.positive AS int CONSTRAINT positive_check CHECK (VALUE > 0);
+CREATE FUNCTION test_helpers.error_names(statement text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    state text;
+    schema_name text;
+    datatype_name text;
+    constraint_name text;
+    table_name text;
+BEGIN
+    EXECUTE statement;
+    RETURN 'ok';
+EXCEPTION WHEN others THEN
+    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, schema_name = SCHEMA_NAME,
+        datatype_name = PG_DATATYPE_NAME, constraint_name = CONSTRAINT_NAME, table_name = TABLE_NAME;
+    RETURN format('%s schema=%s datatype=%s constraint=%s table=%s', state, schema_name,
+                  datatype_name, constraint_name, nullif(table_name, ''));
+END $$;
+SELECT test_helpers.error_names(s)
+FROM unnest(ARRAY[$$SELECT 0::test_helpers.positive$$,
+                  $$SELECT 'ord.cn.sh.202407.8842-3'::rapkey$$,
+                  $$SELECT 'ord'::rapkey$$,
+                  $$SELECT rapkey_type('ord.cn.sh.202407.8842-3')$$]) s;
+DROP FUNCTION test_helpers.error_names(text);
+DROP DOMAIN test_helpers.positive;
 SELECT NULL::rapkey IS NULL AS nulls_allowed;
 CREATE TEMP TABLE orders (order_key rapkey PRIMARY KEY, n int);
 INSERT INTO orders VALUES ('ord.cn.sh.202407.8842-2', 1);
@@ -47,6 +73,8 @@ SELECT rapkey_build('ord', VARIADIC ARRAY[]::text[]);
 SELECT rapkey_build('o', 'cn');
 SELECT rapkey_build('ord', 'a', 'b', 'c', 'd', 'e', 'f');
 SELECT rapkey_build('ord', repeat('a', 33));
+-- A long part is cut in the DETAIL, which gives its length instead.
+SELECT rapkey_build('ord', repeat('a', 100000));
 SELECT rapkey_build('ord', 'cn', NULL);
 SELECT rapkey_build(NULL, 'cn') IS NULL AS strict;
 SELECT to_rapkey('  ORD.CN.SH.202407.8842-2 ');

@@ -33,6 +33,13 @@ impl PgError {
 
     #[track_caller]
     pub fn raise(self) -> ! {
+        self.report(PgLogLevel::ERROR);
+        unreachable!("ERROR-level reports do not return")
+    }
+
+    /// Reports at any level; below ERROR (LOG, WARNING) it returns.
+    #[track_caller]
+    pub fn report(self, level: PgLogLevel) {
         let mut report = ErrorReport::new(self.code, self.message, "pg_idgen");
         if let Some(detail) = self.detail {
             report = report.set_detail(detail);
@@ -40,8 +47,7 @@ impl PgError {
         if let Some(hint) = self.hint {
             report = report.set_hint(hint);
         }
-        report.report(PgLogLevel::ERROR);
-        unreachable!("ERROR-level reports do not return")
+        report.report(level);
     }
 
     /// Reports the error the way an input function must: softly, into the caller's

@@ -22,6 +22,7 @@ mod random;
 mod rapkey;
 mod shmem;
 mod snowflake;
+mod snowflake_mark;
 mod timestamps;
 mod xid12;
 

@@ -25,7 +25,8 @@ pub fn init_if_preloading() {
         return;
     }
     pg_shmem_init!(XID_COUNTER = AtomicU32::new(crate::random::random_u32()));
-    pg_shmem_init!(SNOWFLAKE);
+    // Evaluated in the shared memory startup hook: the state resumes from the mark on disk.
+    pg_shmem_init!(SNOWFLAKE = SharedSnowflake(crate::snowflake_mark::startup_state()));
     PRELOADED.store(true, Ordering::Relaxed);
 }
 

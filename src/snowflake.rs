@@ -1,8 +1,8 @@
 //! Snowflake ids as bigint: generation from the cluster-wide state, decoders and bounds.
 
 use crate::errors::PgError;
-use crate::{guc, shmem, timestamps};
-use idgen_core::snowflake::{self, Config, SnowflakeError, Step};
+use crate::{guc, shmem, snowflake_mark, timestamps};
+use idgen_core::snowflake::{self, Config, SnowflakeError, SnowflakeState, Step};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
@@ -60,6 +60,16 @@ fn raise(error: SnowflakeError) -> ! {
             ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
             format!("clock moved backwards by {behind_ms} ms, more than {bound} ({limit_ms} ms)"),
         ),
+        BehindRestoredMark {
+            behind_ms,
+            limit_ms,
+        } => (
+            ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!(
+                "clock is {behind_ms} ms behind the last snowflake id issued before the server \
+                 started, more than {bound} ({limit_ms} ms)"
+            ),
+        ),
         EpochChanged {
             old_epoch_ms,
             new_epoch_ms,
@@ -73,7 +83,21 @@ fn raise(error: SnowflakeError) -> ! {
             ),
         ),
     };
-    PgError::new(code, message).raise()
+    let mut error_report = PgError::new(code, message);
+    if let BehindRestoredMark { .. } = error {
+        let file = snowflake_mark::FILE;
+        error_report = error_report
+            .detail(format!(
+                "The high-water mark was read at server start from \"{file}\" in the data \
+                 directory; new ids must be above it, or they could repeat ids issued before."
+            ))
+            .hint(format!(
+                "Check the server's clock and {epoch}. gen_snowflake() works again once the \
+                 clock has caught up. Remove \"{file}\" and restart only if no id above the \
+                 mark was ever issued."
+            ));
+    }
+    error_report.raise()
 }
 
 fn not_configured(message: &str, hint: &str) -> ! {
@@ -109,6 +133,7 @@ fn config() -> Config {
         epoch_ms: guc::snowflake_epoch_ms(),
         worker: worker as u16,
         max_backward_ms: guc::MAX_BACKWARD_MS.get() as u64,
+        lease_ms: snowflake::DEFAULT_LEASE_MS,
     }
 }
 
@@ -141,12 +166,27 @@ fn gen_snowflake() -> i64 {
     loop {
         let step = {
             let mut state = shmem::SNOWFLAKE.exclusive();
-            state.0.next(timestamps::now_unix_millis(), &cfg)
+            let now = timestamps::now_unix_millis();
+            match state.0.next(now, &cfg) {
+                // About once a second: whoever first crosses the lease persists the next one,
+                // under the lock, before any id above the old one goes out.
+                Ok(Step::ExtendLease(lease)) => snowflake_mark::persist_lease(
+                    &SnowflakeState::lease_mark(lease, &cfg),
+                )
+                .map(|()| {
+                    state.0.lease_extended(lease);
+                    state.0.next(now, &cfg)
+                }),
+                step => Ok(step),
+            }
         };
         match step {
-            Ok(Step::Issued(id)) => return id,
-            Ok(Step::WaitUntil(unix_ms)) => wait_until(unix_ms),
-            Err(error) => raise(error),
+            Ok(Ok(Step::Issued(id))) => return id,
+            Ok(Ok(Step::WaitUntil(unix_ms))) => wait_until(unix_ms),
+            // Unreachable (a lease just extended covers the id), but harmless: ask again.
+            Ok(Ok(Step::ExtendLease(_))) => {}
+            Ok(Err(error)) => raise(error),
+            Err(persist_error) => persist_error.raise(),
         }
     }
 }

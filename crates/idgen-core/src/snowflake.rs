@@ -20,6 +20,13 @@
 //! whatever the clock does and even when the worker or the epoch changes between calls (the
 //! comparison is made on the id values themselves), so one state never issues a duplicate.
 //!
+//! Across a restart the state is carried by a [`Mark`], a high-water mark the caller keeps in
+//! a file (see [`Mark::encode`] / [`Mark::decode`]): [`SnowflakeState::resume`] starts a state
+//! whose every id is above it. With [`Config::lease_ms`] set, the state also keeps a *lease*:
+//! before it issues an id above the last persisted mark it asks the caller to persist a new
+//! one a little ahead ([`Step::ExtendLease`]), so that after a crash the mark on disk is still
+//! above every id issued.
+//!
 //! Nothing in this module panics; every failure is a [`SnowflakeError`] value. What a user
 //! reads (message, SQLSTATE, setting names) is the glue's business.
 
@@ -58,6 +65,10 @@ pub enum SnowflakeError {
     EpochOutOfRange { epoch_ms: i64 },
     /// The clock is further behind the last issued id than the configured bound.
     ClockMovedBack { behind_ms: u64, limit_ms: u64 },
+    /// No id was issued since the state was resumed from a [`Mark`], and the clock is further
+    /// behind that mark than the configured bound (the clock, or the epoch, went back across
+    /// a restart).
+    BehindRestoredMark { behind_ms: u64, limit_ms: u64 },
     /// The epoch was moved forward so far that new ids would be lower than the last issued
     /// one by more than the configured bound.
     EpochChanged {
@@ -214,6 +225,9 @@ pub struct Config {
     /// How far (ms) the clock may be behind the last issued id before `next` fails instead
     /// of asking the caller to wait.
     pub max_backward_ms: u64,
+    /// How far ahead of the id being issued (ms) a new lease reaches; 0: no lease, the
+    /// state never asks for one (nothing is persisted while running).
+    pub lease_ms: u64,
 }
 
 impl Default for Config {
@@ -222,6 +236,7 @@ impl Default for Config {
             epoch_ms: DEFAULT_EPOCH_MS,
             worker: 0,
             max_backward_ms: DEFAULT_MAX_BACKWARD_MS,
+            lease_ms: 0,
         }
     }
 }
@@ -242,6 +257,128 @@ pub enum Step {
     /// No id can be issued yet: release the lock, wait until the clock reads at least this
     /// unix millisecond, then call `next` again with a fresh reading. The state is unchanged.
     WaitUntil(i64),
+    /// Only with a lease ([`Config::lease_ms`] > 0): the next id would be above the lease.
+    /// Persist this id as the new mark (durably, e.g. a file and an fsync), then call
+    /// [`SnowflakeState::lease_extended`] with it and `next` again. Keep the lock meanwhile,
+    /// so that one caller persists while the others wait. The state is unchanged.
+    ExtendLease(i64),
+}
+
+/// Suggested lease: persisting once a second at most keeps the cost off the common path,
+/// and after a crash the first new ids are at most this far ahead of the clock.
+pub const DEFAULT_LEASE_MS: u64 = 1000;
+
+/// Why a high-water mark was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkKind {
+    /// At a clean shutdown: the last id issued, exactly.
+    Shutdown,
+    /// While running: a lease, an id at least as high as every id issued so far.
+    Lease,
+}
+
+/// A high-water mark kept across restarts: every id issued before is at most `id`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    pub kind: MarkKind,
+    /// A snowflake id (never negative).
+    pub id: i64,
+    /// The epoch (unix ms) in force when it was written; used to explain errors.
+    pub epoch_ms: i64,
+}
+
+/// Why bytes read back are not a mark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkFileError {
+    /// Not [`Mark::FILE_LEN`] bytes long.
+    WrongLength { len: usize },
+    /// The bytes do not start with [`Mark::MAGIC`].
+    BadMagic,
+    /// A format version this code does not read.
+    UnsupportedVersion { version: u32 },
+    /// The checksum does not match the contents.
+    BadChecksum,
+    /// The checksum matches but a field is out of range.
+    BadField,
+}
+
+/// CRC-32 (IEEE 802.3, the one of zlib and `cksum -a crc32b`), bit by bit: the mark is read
+/// once per start and written about once a second, so speed does not matter.
+pub fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+impl Mark {
+    /// First bytes of a mark file.
+    pub const MAGIC: [u8; 8] = *b"PGIDSNOW";
+    /// Format version written.
+    pub const VERSION: u32 = 1;
+    /// Length of the encoded mark.
+    pub const FILE_LEN: usize = 36;
+
+    /// The file contents, little-endian: magic (8 bytes), version (u32), kind (u32: 1
+    /// shutdown, 2 lease), id (i64), epoch_ms (i64), CRC-32 of the 32 bytes before (u32).
+    pub fn encode(&self) -> [u8; Self::FILE_LEN] {
+        let mut out = [0u8; Self::FILE_LEN];
+        let kind: u32 = match self.kind {
+            MarkKind::Shutdown => 1,
+            MarkKind::Lease => 2,
+        };
+        out[0..8].copy_from_slice(&Self::MAGIC);
+        out[8..12].copy_from_slice(&Self::VERSION.to_le_bytes());
+        out[12..16].copy_from_slice(&kind.to_le_bytes());
+        out[16..24].copy_from_slice(&self.id.to_le_bytes());
+        out[24..32].copy_from_slice(&self.epoch_ms.to_le_bytes());
+        let crc = crc32(&out[..32]);
+        out[32..36].copy_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Reads back what [`Mark::encode`] wrote; anything else (truncated, damaged, another
+    /// format) is an error, never a wrong mark.
+    pub fn decode(bytes: &[u8]) -> Result<Mark, MarkFileError> {
+        if bytes.len() != Self::FILE_LEN {
+            return Err(MarkFileError::WrongLength { len: bytes.len() });
+        }
+        if bytes[0..8] != Self::MAGIC {
+            return Err(MarkFileError::BadMagic);
+        }
+        let u32_at =
+            |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+        let i64_at = |i: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[i..i + 8]);
+            i64::from_le_bytes(b)
+        };
+        let version = u32_at(8);
+        if version != Self::VERSION {
+            return Err(MarkFileError::UnsupportedVersion { version });
+        }
+        if crc32(&bytes[..32]) != u32_at(32) {
+            return Err(MarkFileError::BadChecksum);
+        }
+        let kind = match u32_at(12) {
+            1 => MarkKind::Shutdown,
+            2 => MarkKind::Lease,
+            _ => return Err(MarkFileError::BadField),
+        };
+        let (id, epoch_ms) = (i64_at(16), i64_at(24));
+        if id < 0 || validate_epoch(epoch_ms).is_err() {
+            return Err(MarkFileError::BadField);
+        }
+        Ok(Mark { kind, id, epoch_ms })
+    }
 }
 
 /// Generator state, shared by all callers of one generator (e.g. in PostgreSQL shared memory
@@ -265,6 +402,10 @@ pub struct SnowflakeState {
     last_epoch_ms: i64,
     /// Number of ids issued by this state (saturating); 0 means none yet.
     issued: u64,
+    /// Nonzero when `last_id` is a mark this state was resumed from (see [`Self::resume`]).
+    resumed: u64,
+    /// Highest id that may be issued without persisting a new mark (with a lease).
+    lease_id: i64,
 }
 
 impl SnowflakeState {
@@ -274,16 +415,62 @@ impl SnowflakeState {
             last_id: 0,
             last_epoch_ms: 0,
             issued: 0,
+            resumed: 0,
+            lease_id: 0,
         }
     }
 
-    /// The last issued id, if any.
-    pub fn last_id(&self) -> Option<i64> {
-        if self.issued == 0 {
-            None
-        } else {
-            Some(self.last_id)
+    /// A state whose every id is above `mark` (the high-water mark kept across a restart),
+    /// which also stands as the persisted lease. `None`: a fresh state.
+    pub fn resume(mark: Option<Mark>) -> Self {
+        match mark {
+            None => Self::new(),
+            Some(m) => SnowflakeState {
+                last_id: m.id,
+                last_epoch_ms: m.epoch_ms,
+                issued: 0,
+                resumed: 1,
+                lease_id: m.id,
+            },
         }
+    }
+
+    /// Every id has to be above `last_id`: nothing is known before the first id or mark.
+    fn has_last(&self) -> bool {
+        self.issued != 0 || self.resumed != 0
+    }
+
+    /// The last issued id (or the mark resumed from, if nothing was issued since), if any.
+    pub fn last_id(&self) -> Option<i64> {
+        self.has_last().then_some(self.last_id)
+    }
+
+    /// What to persist at a clean shutdown: the exact high-water mark, if there is one.
+    pub fn shutdown_mark(&self) -> Option<Mark> {
+        self.last_id().map(|id| Mark {
+            kind: MarkKind::Shutdown,
+            id,
+            epoch_ms: self.last_epoch_ms,
+        })
+    }
+
+    /// The caller persisted `lease_id` (from [`Step::ExtendLease`]): ids up to it may go out.
+    pub fn lease_extended(&mut self, lease_id: i64) {
+        self.lease_id = self.lease_id.max(lease_id);
+    }
+
+    /// The mark to persist for a lease from [`Step::ExtendLease`], under the epoch of `cfg`.
+    pub fn lease_mark(lease_id: i64, cfg: &Config) -> Mark {
+        Mark {
+            kind: MarkKind::Lease,
+            id: lease_id,
+            epoch_ms: cfg.epoch_ms,
+        }
+    }
+
+    /// The highest id covered by the persisted lease.
+    pub fn lease_id(&self) -> i64 {
+        self.lease_id
     }
 
     /// How many ids this state has issued (saturates at `u64::MAX`).
@@ -301,13 +488,14 @@ impl SnowflakeState {
     /// - `Err(..)`: bad configuration, a time outside the 41-bit range, or the clock (or the
     ///   epoch) moved back too far. The state is left unchanged on errors and waits, so a
     ///   later call with a good clock works.
+    /// - `Ok(Step::ExtendLease(l))`: only with `cfg.lease_ms > 0`, see [`Step::ExtendLease`].
     pub fn next(&mut self, now_unix_ms: i64, cfg: &Config) -> Result<Step, SnowflakeError> {
         let worker = checked_worker(cfg.worker as i64)?;
         let now_ms = since_epoch(now_unix_ms, cfg.epoch_ms)?;
         // Range of the ids of (now_ms, worker): [base, base + MAX_SEQUENCE].
         let base = compose_unchecked(now_ms, worker, 0);
 
-        if self.issued == 0 || self.last_id < base {
+        if !self.has_last() || self.last_id < base {
             return Ok(self.issue(base, cfg));
         }
         let last = self.last_id;
@@ -332,7 +520,13 @@ impl SnowflakeState {
         }
         let behind_ms = last_ms.saturating_sub(now_ms);
         if behind_ms > cfg.max_backward_ms {
-            return Err(if self.last_epoch_ms != cfg.epoch_ms {
+            let limit_ms = cfg.max_backward_ms;
+            return Err(if self.issued == 0 {
+                SnowflakeError::BehindRestoredMark {
+                    behind_ms,
+                    limit_ms,
+                }
+            } else if self.last_epoch_ms != cfg.epoch_ms {
                 SnowflakeError::EpochChanged {
                     old_epoch_ms: self.last_epoch_ms,
                     new_epoch_ms: cfg.epoch_ms,
@@ -351,6 +545,15 @@ impl SnowflakeState {
     }
 
     fn issue(&mut self, id: i64, cfg: &Config) -> Step {
+        if cfg.lease_ms > 0 && id > self.lease_id {
+            // 0 <= id, so its millisecond is at most MAX_TIMESTAMP: no overflow.
+            let ms = ((id as u64) >> TIMESTAMP_SHIFT).saturating_add(cfg.lease_ms);
+            return Step::ExtendLease(compose_unchecked(
+                ms.min(MAX_TIMESTAMP),
+                MAX_WORKER,
+                MAX_SEQUENCE,
+            ));
+        }
         self.last_id = id;
         self.last_epoch_ms = cfg.epoch_ms;
         self.issued = self.issued.saturating_add(1);
@@ -370,6 +573,7 @@ mod tests {
             epoch_ms: E,
             worker,
             max_backward_ms,
+            lease_ms: 0,
         }
     }
 
@@ -455,6 +659,7 @@ mod tests {
                 epoch_ms,
                 worker: 0,
                 max_backward_ms: 0,
+                lease_ms: 0,
             };
             assert_eq!(
                 s.next(1_700_000_000_000, &c),
@@ -712,7 +917,7 @@ mod tests {
     fn state_is_plain_shared_memory_data() {
         fn assert_copy<T: Copy + Default>() {}
         assert_copy::<SnowflakeState>();
-        assert_eq!(std::mem::size_of::<SnowflakeState>(), 24);
+        assert_eq!(std::mem::size_of::<SnowflakeState>(), 40);
         assert_eq!(SnowflakeState::default(), SnowflakeState::new());
         assert_eq!(SnowflakeState::new().last_id(), None);
         assert_eq!(SnowflakeState::new().issued_count(), 0);
@@ -726,49 +931,345 @@ mod tests {
     /// true time plus jitter, and on `WaitUntil(t)` true time is moved on to `t`. Checks every
     /// invariant along the way.
     fn drive(s: &mut SnowflakeState, readings: &[Reading], max_backward_ms: u64) {
+        drive_with_restarts(s, readings, max_backward_ms, 0, &[]);
+    }
+
+    #[derive(Clone, Copy, Debug)]
+    enum Restart {
+        /// The shutdown hook writes the exact mark.
+        Clean,
+        /// Nothing is written: the last persisted lease is all that is left.
+        Crash,
+    }
+
+    /// [`drive`] with a lease and restarts: before reading `i`, `restarts` may replace the
+    /// state by one resumed from the file, as a restart of the server would. Across restarts
+    /// ids still strictly increase, and every issued id is covered by the persisted lease.
+    fn drive_with_restarts(
+        s: &mut SnowflakeState,
+        readings: &[Reading],
+        max_backward_ms: u64,
+        lease_ms: u64,
+        restarts: &[(usize, Restart)],
+    ) {
         let mut prev: Option<i64> = None;
+        let mut file: Option<Mark> = None;
         let mut true_time = E + 1_000;
-        for &(advance, jitter, w, epoch_delta) in readings {
+        let mut since_restart = 0u64;
+        for (i, &(advance, jitter, w, epoch_delta)) in readings.iter().enumerate() {
+            for &(_, r) in restarts.iter().filter(|(at, _)| *at == i) {
+                match r {
+                    Restart::Clean => {
+                        if let Some(m) = s.shutdown_mark() {
+                            file = Some(m);
+                        }
+                    }
+                    Restart::Crash => {}
+                }
+                *s = SnowflakeState::resume(file);
+                since_restart = 0;
+            }
             true_time += advance;
             let clock = true_time + jitter;
             let c = Config {
                 epoch_ms: E + epoch_delta,
                 worker: w,
                 max_backward_ms,
+                lease_ms,
             };
             let before = *s;
-            match s.next(clock, &c) {
+            let mut step = s.next(clock, &c);
+            if let Ok(Step::ExtendLease(l)) = step {
+                assert!(lease_ms > 0);
+                assert_eq!(*s, before);
+                assert!(l > s.lease_id());
+                file = Some(SnowflakeState::lease_mark(l, &c));
+                s.lease_extended(l);
+                step = s.next(clock, &c);
+            }
+            match step {
                 Ok(Step::Issued(id)) => {
                     assert!(id >= 0);
                     if let Some(p) = prev {
                         assert!(id > p, "{id} not above {p}");
                     }
                     prev = Some(id);
+                    since_restart += 1;
                     assert_eq!(worker(id), Ok(w));
                     assert_eq!(unix_ms(id, c.epoch_ms), Ok(clock));
                     assert_eq!(s.last_id(), Some(id));
+                    if lease_ms > 0 {
+                        assert!(id <= s.lease_id());
+                        assert!(file.is_some_and(|m| m.id >= id));
+                    }
                 }
                 Ok(Step::WaitUntil(t)) => {
                     assert!(t > clock);
                     assert_eq!(*s, before);
                     true_time = true_time.max(t);
                 }
+                Ok(Step::ExtendLease(l)) => panic!("a second lease {l} right after one"),
                 Err(e) => {
                     assert!(
                         matches!(
                             e,
                             SnowflakeError::ClockMovedBack { .. }
                                 | SnowflakeError::EpochChanged { .. }
+                                | SnowflakeError::BehindRestoredMark { .. }
                         ),
                         "{e:?}"
                     );
+                    if let SnowflakeError::BehindRestoredMark { .. } = e {
+                        assert_eq!(since_restart, 0);
+                    }
                     assert_eq!(*s, before);
                 }
             }
         }
     }
 
+    #[test]
+    fn resumed_state_issues_above_the_mark() {
+        let c = cfg(7, 1000);
+        let mark = Mark {
+            kind: MarkKind::Shutdown,
+            id: compose(5_000, 9, 17).unwrap(),
+            epoch_ms: E,
+        };
+        let fresh = SnowflakeState::resume(None);
+        assert_eq!(fresh, SnowflakeState::new());
+        let mut s = SnowflakeState::resume(Some(mark));
+        assert_eq!(s.last_id(), Some(mark.id));
+        assert_eq!(s.issued_count(), 0);
+        // Clean shutdown right away: the same mark again.
+        assert_eq!(s.shutdown_mark(), Some(mark));
+        // Clock well past the mark: ids from the clock.
+        let mut probe = s;
+        let a = issued(probe.next(E + 9_000, &c));
+        assert_eq!(a, compose(9_000, 7, 0).unwrap());
+        // Same millisecond, lower worker: next millisecond.
+        assert_eq!(s.next(E + 5_000, &c), Ok(Step::WaitUntil(E + 5_001)));
+        // Clock behind the mark within the bound: wait for it.
+        assert_eq!(s.next(E + 4_500, &c), Ok(Step::WaitUntil(E + 5_001)));
+        // Further behind: the restart's own error, and the state keeps the mark.
+        let before = s;
+        assert_eq!(
+            s.next(E + 3_000, &c),
+            Err(SnowflakeError::BehindRestoredMark {
+                behind_ms: 2_000,
+                limit_ms: 1000
+            })
+        );
+        assert_eq!(s, before);
+        // A higher worker in the mark's millisecond is already above it.
+        let b = issued(s.next(E + 5_000, &cfg(10, 1000)));
+        assert!(b > mark.id);
+        assert_eq!(s.issued_count(), 1);
+        // Once an id is out, a clock far behind is the ordinary error.
+        assert_eq!(
+            s.next(E + 3_000, &cfg(10, 1000)),
+            Err(SnowflakeError::ClockMovedBack {
+                behind_ms: 2_000,
+                limit_ms: 1000
+            })
+        );
+        assert_eq!(
+            s.shutdown_mark(),
+            Some(Mark {
+                kind: MarkKind::Shutdown,
+                id: b,
+                epoch_ms: E
+            })
+        );
+    }
+
+    #[test]
+    fn lease_is_persisted_before_any_id_above_it() {
+        let c = Config {
+            lease_ms: 1000,
+            ..cfg(3, 1000)
+        };
+        let mut s = SnowflakeState::new();
+        let t = E + 10_000;
+        let before = s;
+        let l = match s.next(t, &c) {
+            Ok(Step::ExtendLease(l)) => l,
+            other => panic!("expected a lease, got {other:?}"),
+        };
+        assert_eq!(s, before);
+        assert_eq!(l, compose(11_000, MAX_WORKER, MAX_SEQUENCE).unwrap());
+        // Until the caller says it is persisted, the state keeps asking.
+        assert_eq!(s.next(t, &c), Ok(Step::ExtendLease(l)));
+        s.lease_extended(l);
+        let a = issued(s.next(t, &c));
+        assert_eq!(a, compose(10_000, 3, 0).unwrap());
+        // Every id up to the lease's millisecond goes out without asking...
+        let mut leases = 0;
+        for ms in 10_000..13_500 {
+            loop {
+                match s.next(E + ms, &c) {
+                    Ok(Step::Issued(id)) => {
+                        assert!(id <= s.lease_id());
+                        break;
+                    }
+                    Ok(Step::ExtendLease(l)) => {
+                        leases += 1;
+                        // Whichever call first crosses the lease extends it a second ahead.
+                        assert_eq!(
+                            l,
+                            compose(ms as u64 + 1000, MAX_WORKER, MAX_SEQUENCE).unwrap()
+                        );
+                        s.lease_extended(l);
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
+        // ...so 3.5 s of calls persisted 3 more leases: about one a second.
+        assert_eq!(leases, 3);
+        // A stale (lower) confirmation never shrinks the lease.
+        let high = s.lease_id();
+        s.lease_extended(l);
+        assert_eq!(s.lease_id(), high);
+        // Without a lease nothing is ever asked.
+        let mut plain = SnowflakeState::new();
+        assert_eq!(plain.next(t, &cfg(3, 1000)), Ok(Step::Issued(a)));
+    }
+
+    #[test]
+    fn after_a_crash_ids_start_above_the_lease() {
+        let c = Config {
+            lease_ms: 1000,
+            ..cfg(3, 1000)
+        };
+        let mut s = SnowflakeState::new();
+        let t = E + 10_000;
+        let mut file = None;
+        let mut last = 0;
+        for ms in 0..400 {
+            loop {
+                match s.next(t + ms, &c).unwrap() {
+                    Step::Issued(id) => {
+                        last = id;
+                        break;
+                    }
+                    Step::ExtendLease(l) => {
+                        file = Some(SnowflakeState::lease_mark(l, &c));
+                        s.lease_extended(l);
+                    }
+                    Step::WaitUntil(_) => unreachable!(),
+                }
+            }
+        }
+        let mark = file.unwrap();
+        assert_eq!(mark.kind, MarkKind::Lease);
+        assert!(mark.id > last);
+        // The clock after the restart is just past the crash: wait for the lease to pass.
+        let mut r = SnowflakeState::resume(Some(mark));
+        assert_eq!(r.next(t + 400, &c), Ok(Step::WaitUntil(t + 1_001)));
+        assert_eq!(
+            r.next(t + 1_001, &c),
+            Ok(Step::ExtendLease(compose(12_001, 1023, 4095).unwrap()))
+        );
+        r.lease_extended(compose(12_001, 1023, 4095).unwrap());
+        let first = issued(r.next(t + 1_001, &c));
+        assert!(first > mark.id && first > last);
+    }
+
+    #[test]
+    fn lease_at_the_end_of_the_range() {
+        let c = Config {
+            lease_ms: 1000,
+            ..cfg(3, 1000)
+        };
+        let mut s = SnowflakeState::new();
+        let t = E + MAX_TIMESTAMP as i64 - 10;
+        assert_eq!(s.next(t, &c), Ok(Step::ExtendLease(i64::MAX)));
+        s.lease_extended(i64::MAX);
+        assert!(issued(s.next(t, &c)) > 0);
+    }
+
+    #[test]
+    fn mark_file_round_trip_and_damage() {
+        // The standard CRC-32 check value (zlib's crc32 of "123456789").
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        assert_eq!(crc32(b""), 0);
+        let m = Mark {
+            kind: MarkKind::Lease,
+            id: compose(123, 4, 5).unwrap(),
+            epoch_ms: E,
+        };
+        let bytes = m.encode();
+        assert_eq!(&bytes[..8], b"PGIDSNOW");
+        assert_eq!(Mark::decode(&bytes), Ok(m));
+        let s = Mark {
+            kind: MarkKind::Shutdown,
+            ..m
+        };
+        assert_eq!(Mark::decode(&s.encode()), Ok(s));
+        for len in [0, 1, 8, 35] {
+            assert_eq!(
+                Mark::decode(&bytes[..len]),
+                Err(MarkFileError::WrongLength { len })
+            );
+        }
+        let mut long = bytes.to_vec();
+        long.push(0);
+        assert_eq!(
+            Mark::decode(&long),
+            Err(MarkFileError::WrongLength { len: 37 })
+        );
+        let mut other = bytes;
+        other[0] = b'X';
+        assert_eq!(Mark::decode(&other), Err(MarkFileError::BadMagic));
+        let mut v2 = bytes;
+        v2[8] = 2;
+        assert_eq!(
+            Mark::decode(&v2),
+            Err(MarkFileError::UnsupportedVersion { version: 2 })
+        );
+        // Fields out of range with a good checksum: still refused.
+        for bad in [Mark { id: -1, ..m }, Mark { epoch_ms: -1, ..m }] {
+            assert_eq!(Mark::decode(&bad.encode()), Err(MarkFileError::BadField));
+        }
+        let mut kind = bytes;
+        kind[12] = 9;
+        let crc = crc32(&kind[..32]);
+        kind[32..].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(Mark::decode(&kind), Err(MarkFileError::BadField));
+    }
+
     proptest! {
+        #[test]
+        fn any_damaged_byte_is_refused(pos in 0usize..Mark::FILE_LEN, flip in 1u8..=255, id in 0i64..=i64::MAX) {
+            let m = Mark { kind: MarkKind::Shutdown, id, epoch_ms: E };
+            let mut bytes = m.encode();
+            bytes[pos] ^= flip;
+            prop_assert!(Mark::decode(&bytes).is_err());
+        }
+
+        #[test]
+        fn ids_increase_across_clean_and_crash_restarts(
+            max_backward_ms in 0u64..20,
+            lease_ms in 1u64..30,
+            steps in prop::collection::vec(
+                (
+                    prop_oneof![6 => Just(0i64), 3 => 1i64..5],
+                    prop_oneof![8 => Just(0i64), 2 => -25i64..0],
+                    prop_oneof![Just(0u16), Just(5u16), Just(1023u16)],
+                    -2i64..3,
+                ),
+                1..2000,
+            ),
+            restarts in prop::collection::vec(
+                (0usize..2000, prop_oneof![Just(Restart::Clean), Just(Restart::Crash)]),
+                0..10,
+            ),
+        ) {
+            let mut s = SnowflakeState::new();
+            drive_with_restarts(&mut s, &steps, max_backward_ms, lease_ms, &restarts);
+        }
+
         #[test]
         fn issued_ids_strictly_increase_with_jittery_clock(
             w in 0u16..=MAX_WORKER,
@@ -835,13 +1336,19 @@ mod tests {
             issued in any::<u64>(),
         ) {
             // Arbitrary (even corrupt) state and inputs: results, never panics.
-            let mut s = SnowflakeState { last_id, last_epoch_ms, issued };
-            let c = Config { epoch_ms, worker: w, max_backward_ms };
-            if let Ok(Step::Issued(id)) = s.next(now, &c) {
-                prop_assert!(id >= 0);
-                if issued != 0 {
-                    prop_assert!(id > last_id);
+            let mut s = SnowflakeState {
+                last_id, last_epoch_ms, issued, resumed: issued >> 1 & 1, lease_id: last_id,
+            };
+            let c = Config { epoch_ms, worker: w, max_backward_ms, lease_ms: issued % 3 };
+            match s.next(now, &c) {
+                Ok(Step::Issued(id)) => {
+                    prop_assert!(id >= 0);
+                    if issued != 0 || s.resumed != 0 {
+                        prop_assert!(id > last_id);
+                    }
                 }
+                Ok(Step::ExtendLease(l)) => prop_assert!(l >= 0),
+                _ => {}
             }
             let _ = decode(now);
             let _ = unix_ms(now, epoch_ms);

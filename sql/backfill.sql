@@ -276,7 +276,7 @@ CREATE FUNCTION idgen_backfill_step(relation regclass, target_column name,
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    p @extschema@.idgen_backfill_progress;
+    progress @extschema@.idgen_backfill_progress;
     now timestamptz := clock_timestamp();
     action text;
 BEGIN
@@ -302,33 +302,25 @@ BEGIN
         action := 'done';
     END IF;
 
-    UPDATE @extschema@.idgen_backfill_progress SET
-        batches = batches + (filled > 0)::integer, rows_done = rows_done + filled,
-        rows_total = greatest(rows_total, rows_done + filled), updated_at = now,
-        finished_at = CASE WHEN action = 'done' THEN now END
-    WHERE idgen_backfill_progress.relation = idgen_backfill_step.relation
-      AND idgen_backfill_progress.target_column = idgen_backfill_step.target_column
-      AND run_by = CURRENT_USER
-    RETURNING * INTO p;
-    IF extract(epoch FROM now - p.started_at) > 0 THEN
-        p.rows_per_second := p.rows_done / extract(epoch FROM now - p.started_at);
-        IF p.rows_per_second > 0 THEN
-            p.eta := make_interval(secs => round((p.rows_total - p.rows_done) / p.rows_per_second));
-        END IF;
-    END IF;
-    UPDATE @extschema@.idgen_backfill_progress SET rows_per_second = p.rows_per_second, eta = p.eta
-    WHERE idgen_backfill_progress.relation = idgen_backfill_step.relation
-      AND idgen_backfill_progress.target_column = idgen_backfill_step.target_column
-      AND run_by = CURRENT_USER;
-    IF action = 'done' OR now - p.reported_at >= report_every THEN
+    -- In SET, columns are the values before this batch.
+    UPDATE @extschema@.idgen_backfill_progress AS p SET
+        batches = p.batches + (filled > 0)::integer,
+        rows_done = p.rows_done + filled,
+        rows_total = greatest(p.rows_total, p.rows_done + filled),
+        rows_per_second = (p.rows_done + filled) / nullif(extract(epoch FROM now - p.started_at), 0),
+        eta = make_interval(secs => round((greatest(p.rows_total, p.rows_done + filled) - p.rows_done - filled)
+              / nullif((p.rows_done + filled) / nullif(extract(epoch FROM now - p.started_at), 0), 0))),
+        updated_at = now,
+        finished_at = CASE WHEN action = 'done' THEN now END,
+        reported_at = CASE WHEN action = 'done' OR now - p.reported_at >= report_every THEN now ELSE p.reported_at END
+    WHERE p.relation = idgen_backfill_step.relation AND p.target_column = idgen_backfill_step.target_column
+      AND p.run_by = CURRENT_USER
+    RETURNING p.* INTO progress;
+    IF progress.reported_at = now THEN
         RAISE NOTICE 'idgen_backfill %.%: % of % rows%', relation::text, quote_ident(target_column),
-            p.rows_done, p.rows_total,
-            CASE WHEN action = 'done' THEN format(' in %s s, done', round(extract(epoch FROM now - p.started_at), 1))
-                 ELSE format(', %s rows/s, about %s left', round(p.rows_per_second), p.eta) END;
-        UPDATE @extschema@.idgen_backfill_progress SET reported_at = now
-        WHERE idgen_backfill_progress.relation = idgen_backfill_step.relation
-          AND idgen_backfill_progress.target_column = idgen_backfill_step.target_column
-          AND run_by = CURRENT_USER;
+            progress.rows_done, progress.rows_total,
+            CASE WHEN action = 'done' THEN format(' in %s s, done', round(extract(epoch FROM now - progress.started_at), 1))
+                 ELSE format(', %s rows/s, about %s left', round(progress.rows_per_second), progress.eta) END;
     END IF;
     RETURN action;
 END

@@ -18,16 +18,21 @@ def connect(kind: str = "preloaded", dbname: str = "postgres", **kw) -> psycopg.
     return psycopg.connect(dsn(kind, dbname), autocommit=True, **kw)
 
 
-@pytest.fixture(scope="session")
-def database():
-    """A fresh database with the extension, on the preloaded cluster."""
-    name = "client_tests"
+def fresh_database(name: str, extension: bool = False) -> str:
+    """Drops and creates a database on the preloaded cluster, with the extension if asked."""
     with connect() as admin:
         admin.execute(f"DROP DATABASE IF EXISTS {name}")
         admin.execute(f"CREATE DATABASE {name}")
-    with connect(dbname=name) as conn:
-        conn.execute("CREATE EXTENSION pg_idgen")
+    if extension:
+        with connect(dbname=name) as conn:
+            conn.execute("CREATE EXTENSION pg_idgen")
     return name
+
+
+@pytest.fixture(scope="session")
+def database():
+    """A fresh database with the extension, on the preloaded cluster."""
+    return fresh_database("client_tests", extension=True)
 
 
 @pytest.fixture

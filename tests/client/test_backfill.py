@@ -11,7 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from conftest import connect
+from conftest import connect, fresh_database
 
 # The scale; PG_IDGEN_BACKFILL_ROWS makes a quicker local run.
 ROWS = int(os.environ.get("PG_IDGEN_BACKFILL_ROWS", "1000000"))
@@ -20,13 +20,7 @@ README = Path(__file__).parents[2] / "README.md"
 
 @pytest.fixture(scope="module")
 def db():
-    name = "backfill_tests"
-    with connect() as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {name}")
-        admin.execute(f"CREATE DATABASE {name}")
-    with connect(dbname=name) as conn:
-        conn.execute("CREATE EXTENSION pg_idgen")
-    return name
+    return fresh_database("backfill_tests", extension=True)
 
 
 def legacy_table(conn, name: str, rows: int) -> None:

@@ -2,7 +2,7 @@
 import psycopg
 import pytest
 
-from conftest import connect, run_concurrently
+from conftest import connect, fresh_database, run_concurrently
 
 
 def test_binary_mode_round_trip(database):
@@ -60,10 +60,7 @@ def test_eight_connections_take_contiguous_numbers(database):
 def test_domain_violation_names_constraint_type_and_schema():
     """Drivers and ORMs tell which constraint failed from the error's fields: a rapkey violation
     carries those of a PostgreSQL domain error, naming the extension's own schema."""
-    name = "rapkey_error_fields"
-    with connect() as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {name}")
-        admin.execute(f"CREATE DATABASE {name}")
+    name = fresh_database("rapkey_error_fields")
     try:
         with connect(dbname=name) as conn:
             conn.execute("CREATE SCHEMA keys")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import connect
+from conftest import connect, fresh_database
 
 OBJECTS = (Path(__file__).parent / "extension_objects.sql").read_text()
 RELEASED = ["0.1.0", "0.2.0"]
@@ -13,12 +13,6 @@ RELEASED = ["0.1.0", "0.2.0"]
 def extension_objects(dbname: str) -> list[str]:
     with connect(dbname=dbname) as conn:
         return [row[0] for row in conn.execute(OBJECTS)]
-
-
-def fresh_database(name: str) -> None:
-    with connect() as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {name}")
-        admin.execute(f"CREATE DATABASE {name}")
 
 
 def snapshot(conn) -> str:

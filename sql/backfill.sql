@@ -154,6 +154,13 @@ BEGIN
         -- The primary key breaks ties, so the walk's order is total.
         keys := ARRAY[order_by::name] || array(SELECT c FROM unnest(pk) c WHERE c <> order_by);
     END IF;
+    IF NOT EXISTS (SELECT FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+                   JOIN pg_am am ON am.oid = i.relam AND am.amname = 'btree'
+                   JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0]
+                   WHERE x.indrelid = relation AND a.attname = keys[1] AND x.indisvalid AND x.indpred IS NULL) THEN
+        RAISE WARNING 'no index on "%" leads with column "%": each batch of idgen_backfill will read the whole table', rel, keys[1]
+            USING HINT = format('Create one first: CREATE INDEX CONCURRENTLY ON %s (%I);', rel, keys[1]);
+    END IF;
     IF target_column = ANY (keys) THEN
         RAISE EXCEPTION 'the walk cannot be ordered by the column it fills, "%"', target_column
             USING ERRCODE = 'invalid_parameter_value';
@@ -217,6 +224,23 @@ SELECT (SELECT pg_catalog.count(*) FROM idgen_updated),
     -- The value expression's type, without evaluating it.
     type_sql := format('SELECT pg_catalog.pg_typeof((SELECT (%s) FROM %s LIMIT 0))', value_expression, rel);
     remaining_sql := format('SELECT pg_catalog.count(*) FROM %s WHERE %s IS NULL', rel, target);
+END
+$$;
+
+-- Runs a batch's lock_sql. Keyset pagination only pays off when the batch walks an index from
+-- the cursor; right after ADD COLUMN the planner knows nothing of the new column's NULLs and
+-- would rather read and sort the whole table for each batch. Here it cannot.
+CREATE FUNCTION idgen_backfill_lock(lock_sql text, cursor_key text[]) RETURNS tid[]
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    SET enable_seqscan = off
+    SET enable_sort = off
+AS $$
+DECLARE
+    locked tid[];
+BEGIN
+    EXECUTE lock_sql INTO locked USING cursor_key;
+    RETURN locked;
 END
 $$;
 
@@ -362,7 +386,7 @@ BEGIN
         BEGIN
             PERFORM pg_catalog.set_config('lock_timeout', lock_ms, true);
             PERFORM @extschema@.idgen_statement_timeout(batch_ms);
-            EXECUTE plan.lock_sql INTO locked USING cursor_key;
+            locked := @extschema@.idgen_backfill_lock(plan.lock_sql, cursor_key);
             filled := 0;
             nulls := 0;
             IF locked IS NOT NULL THEN

@@ -53,6 +53,7 @@ CREATE OPERATOR hostile.+ (LEFTARG = integer, RIGHTARG = integer, FUNCTION = hos
 CREATE OPERATOR hostile.= (LEFTARG = text, RIGHTARG = text, FUNCTION = hostile.warn_text);
 CREATE OPERATOR hostile.|| (LEFTARG = text, RIGHTARG = text, FUNCTION = hostile.warn_concat);
 CREATE TABLE walked (id integer PRIMARY KEY, made timestamptz NOT NULL, x xid12);
+CREATE INDEX ON walked (made);
 INSERT INTO walked SELECT g, '2026-01-01'::timestamptz + g * interval '1 minute', NULL FROM generate_series(1, 300) g;
 SET client_min_messages = warning;
 SET search_path = hostile, pg_catalog, public;

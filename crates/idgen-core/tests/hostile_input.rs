@@ -160,7 +160,7 @@ fn ref_xid_decode(text: &[u8]) -> Option<[u8; 12]> {
             bits.push((v >> k) & 1);
         }
     }
-    if bits[96..].iter().any(|&b| b == 1) {
+    if bits[96..].contains(&1) {
         return None;
     }
     let mut out = [0u8; 12];

@@ -239,6 +239,9 @@ TEXT_CALLS = [
     ("rapkey_has_prefix", "SELECT rapkey_has_prefix('ord.cn.sh.202407.8842-2', $1) IS NOT NULL", {"22023"}),
     ("rapkey_type", "SELECT rapkey_type($1) = split_part($1, '.', 1)", {"23514"}),
     ("rapkey_segments", "SELECT rapkey_segment($1, 1) = (rapkey_segments($1))[1]", {"23514"}),
+    # Any position, as array subscripts: NULL outside 1..5.
+    ("rapkey_segment", "SELECT rapkey_segment($1, length($1) - 22) IS NOT DISTINCT FROM "
+                       "(rapkey_segments($1))[length($1) - 22]", {"23514"}),
 ]
 BUILD_CALLS = [
     ("rapkey_build", "SELECT rapkey_is_valid(rapkey_build(split_part($1, E'\\x01', 1), "
@@ -545,3 +548,28 @@ def test_hostile_binary_input():
             assert err.value.sqlstate == "22P03", (raw[:40], err.value.sqlstate, str(err.value))
         assert conn.execute("SELECT count(*) FROM t").fetchone()[0] == len(good)
         check_no_crash(conn, pid, started, log_path, log_offset)
+
+
+# Every function that takes user data is in a call above (or, for xid12_recv, the binary test).
+FUZZED = {
+    "xid12_in", "xid12_recv", "xid12", "xid12_from_parts", "xid12_min", "xid12_max", "gen_xid12",
+    "rapkey_is_valid", "rapkey_domain_check", "rapkey_check_char", "rapkey_build", "to_rapkey",
+    "rapkey_type", "rapkey_segments", "rapkey_segment", "rapkey_prefix_lo", "rapkey_prefix_hi",
+    "rapkey_has_prefix", "rapkey_normalize_prefix", "rapkey_next",
+    "snowflake_time", "snowflake_worker", "snowflake_sequence", "snowflake_min", "snowflake_max",
+}
+
+
+def test_every_input_function_is_fuzzed(database):
+    """A function of the extension added later with a text, bytea, integer or timestamp
+    argument (and no xid12 one, whose values are already checked) must join the calls above."""
+    with connect(dbname=database) as conn:
+        takes_input = {row[0] for row in conn.execute("""
+            SELECT p.proname FROM pg_proc p
+            JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+            JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pg_idgen'
+            WHERE p.prorettype <> 'internal'::regtype AND p.proname <> 'xid12_sortsupport'
+              AND NOT 'xid12'::regtype = ANY (p.proargtypes)
+              AND p.pronargs > 0""")}
+    assert takes_input, "no function found"
+    assert takes_input <= FUZZED, f"not fuzzed: {sorted(takes_input - FUZZED)}"

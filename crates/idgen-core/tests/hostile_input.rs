@@ -402,7 +402,6 @@ fn check_rapkey_text(s: &str) -> Result<(), TestCaseError> {
         }
         Err(e) => {
             prop_assert!(!valid);
-            let _ = e.to_string();
             // A checksum error means the grammar holds: only the check character is wrong.
             if let RapkeyError::WrongCheckChar { expected, found } = e {
                 let body = &s[..s.len() - 2];
@@ -418,7 +417,6 @@ fn check_rapkey_text(s: &str) -> Result<(), TestCaseError> {
         Ok(c) => prop_assert_eq!(Some(c), ref_check_char(s), "check_char({:?})", s),
         Err(e) => {
             prop_assert_eq!(ref_check_char(s), None, "check_char({:?}) = {:?}", s, e);
-            let _ = e.to_string();
         }
     }
     // to_rapkey: tidied, then valid; the only non-canonical input it accepts is surrounding
@@ -432,7 +430,6 @@ fn check_rapkey_text(s: &str) -> Result<(), TestCaseError> {
         }
         Err(e) => {
             prop_assert!(!ref_valid(&tidied), "normalize({:?}): {:?}", s, e);
-            let _ = e.to_string();
         }
     }
     // Prefix helpers.
@@ -441,7 +438,6 @@ fn check_rapkey_text(s: &str) -> Result<(), TestCaseError> {
         Ok(p) => prop_assert_eq!(Some(p), prefix.clone(), "normalize_prefix({:?})", s),
         Err(e) => {
             prop_assert_eq!(prefix.clone(), None, "normalize_prefix({:?}): {:?}", s, e);
-            let _ = e.to_string();
         }
     }
     match rapkey::prefix_range(s) {
@@ -471,7 +467,6 @@ fn check_rapkey_parts(kind: &str, segments: &[String]) -> Result<(), TestCaseErr
         }
         Err(e) => {
             prop_assert_eq!(ref_build(kind, &segs), None, "build: {:?}", e);
-            let _ = e.to_string();
         }
     }
     match rapkey::prefix_range_parts(kind, &segs) {
@@ -488,7 +483,6 @@ fn check_rapkey_parts(kind: &str, segments: &[String]) -> Result<(), TestCaseErr
         }
         Err(e) => {
             prop_assert_eq!(ref_body_from_parts(kind, &segs, true), None, "{:?}", e);
-            let _ = e.to_string();
         }
     }
     Ok(())
@@ -750,19 +744,15 @@ fn megabyte_inputs_are_rejected_without_panicking() {
     for s in &inputs {
         assert!(base32hex::decode(s.as_bytes()).is_err());
         assert!(!rapkey::is_valid(s));
-        for e in [
-            rapkey::validate(s).unwrap_err(),
-            rapkey::check_char(s).unwrap_err(),
-            rapkey::normalize_prefix(s).unwrap_err(),
-            rapkey::numbering_prefix(s).unwrap_err(),
-            rapkey::prefix_range(s).unwrap_err(),
-            rapkey::build(s, &[s]).unwrap_err(),
-            rapkey::build("ord", &[s]).unwrap_err(),
-            rapkey::prefix_range_parts(s, &[]).unwrap_err(),
-        ] {
-            // Messages quote at most a short piece of the input.
-            assert!(e.to_string().len() < 300, "{}", &e.to_string()[..300]);
-        }
+        // Each rejects it with a typed error (the glue words and truncates it); none panics.
+        assert!(rapkey::validate(s).is_err());
+        assert!(rapkey::check_char(s).is_err());
+        assert!(rapkey::normalize_prefix(s).is_err());
+        assert!(rapkey::numbering_prefix(s).is_err());
+        assert!(rapkey::prefix_range(s).is_err());
+        assert!(rapkey::build(s, &[s]).is_err());
+        assert!(rapkey::build("ord", &[s]).is_err());
+        assert!(rapkey::prefix_range_parts(s, &[]).is_err());
         // Whitespace padding is trimmed away: only a huge key remains to reject.
         if s.trim().len() > 128 {
             assert!(rapkey::normalize(s).is_err());

@@ -558,6 +558,13 @@ FUZZED = {
     "rapkey_has_prefix", "rapkey_normalize_prefix", "rapkey_next",
     "snowflake_time", "snowflake_worker", "snowflake_sequence", "snowflake_min", "snowflake_max",
 }
+# idgen_backfill and its helpers take identifiers and the caller's own SQL, not data to decode:
+# test_backfill.py checks each of their bad arguments.
+NOT_DATA = {
+    "idgen_backfill", "idgen_backfill_base_type", "idgen_backfill_begin", "idgen_backfill_check_type",
+    "idgen_backfill_column", "idgen_backfill_lock", "idgen_backfill_operator", "idgen_backfill_plan",
+    "idgen_backfill_step", "idgen_statement_timeout",
+}
 
 
 def test_every_input_function_is_fuzzed(database):
@@ -572,4 +579,4 @@ def test_every_input_function_is_fuzzed(database):
               AND NOT 'xid12'::regtype = ANY (p.proargtypes)
               AND p.pronargs > 0""")}
     assert takes_input, "no function found"
-    assert takes_input <= FUZZED, f"not fuzzed: {sorted(takes_input - FUZZED)}"
+    assert takes_input - NOT_DATA <= FUZZED, f"not fuzzed: {sorted(takes_input - NOT_DATA - FUZZED)}"

@@ -89,9 +89,10 @@ $$;
 --     from the start) and locks up to batch_size rows whose target is NULL, in the walk's order
 --     (order_by, then the primary key; or the primary key). It waits for rows that other
 --     transactions hold (up to lock_timeout) rather than skip them: a skipped row filled later
---     would get a later value than the rows after it. It returns their ctids.
+--     would get a later value than the rows after it. It returns their ctids in that order (a
+--     plain aggregate takes its input in order).
 --   fill_sql takes those ctids as $1 and evaluates the value expression over the rows in the
---     walk's order, and fills them. It is a separate statement so that its snapshot sees the
+--     array's order, and fills them. It is a separate statement so that its snapshot sees the
 --     rows as they were when locked, after the transactions it waited for.
 CREATE FUNCTION idgen_backfill_plan(relation regclass, target_column name, value_expression text,
         batch_size integer, order_by text, pause interval, lock_timeout interval,
@@ -190,7 +191,7 @@ BEGIN
     END LOOP;
 
     SELECT string_agg(quote_ident(k), ', ' ORDER BY n),
-           string_agg(format('%I AS idgen_k%s', k, n), ', ' ORDER BY n)
+           string_agg(format('%s.%I AS idgen_k%s', rel, k, n), ', ' ORDER BY n)
     INTO key_list, key_aliases
     FROM unnest(keys) WITH ORDINALITY AS u(k, n);
 
@@ -203,9 +204,10 @@ SELECT pg_catalog.array_agg(idgen_row) FROM (
         rel, target, cursor_cond, key_list, batch_size);
     fill_sql := format($sql$
 WITH idgen_valued AS MATERIALIZED (
-    SELECT ctid AS idgen_row, (%3$s) AS idgen_value, %4$s
-    FROM %1$s WHERE ctid OPERATOR(pg_catalog.=) ANY ($1)
-    ORDER BY %5$s
+    SELECT %1$s.ctid AS idgen_row, idgen_locked.idgen_n, (%3$s) AS idgen_value, %4$s
+    FROM pg_catalog.unnest($1) WITH ORDINALITY AS idgen_locked(idgen_tid, idgen_n)
+    JOIN %1$s ON %1$s.ctid OPERATOR(pg_catalog.=) idgen_locked.idgen_tid
+    ORDER BY idgen_locked.idgen_n
 ), idgen_updated AS (
     UPDATE %1$s SET %2$s = idgen_valued.idgen_value FROM idgen_valued
     WHERE %1$s.ctid OPERATOR(pg_catalog.=) idgen_valued.idgen_row
@@ -213,10 +215,9 @@ WITH idgen_valued AS MATERIALIZED (
 )
 SELECT (SELECT pg_catalog.count(*) FROM idgen_updated),
        (SELECT pg_catalog.count(*) FROM idgen_valued WHERE idgen_value IS NULL),
-       (SELECT ARRAY[%6$s] FROM idgen_valued ORDER BY %7$s LIMIT 1)$sql$,
-        rel, target, value_expression, key_aliases, key_list,
-        (SELECT string_agg(format('idgen_k%s::text', n), ', ' ORDER BY n) FROM generate_subscripts(keys, 1) n),
-        (SELECT string_agg(format('idgen_k%s DESC', n), ', ' ORDER BY n) FROM generate_subscripts(keys, 1) n));
+       (SELECT ARRAY[%5$s] FROM idgen_valued ORDER BY idgen_n DESC LIMIT 1)$sql$,
+        rel, target, value_expression, key_aliases,
+        (SELECT string_agg(format('idgen_k%s::text', n), ', ' ORDER BY n) FROM generate_subscripts(keys, 1) n));
     -- The value expression's type, without evaluating it.
     type_sql := format('SELECT pg_catalog.pg_typeof((SELECT (%s) FROM %s LIMIT 0))', value_expression, rel);
     remaining_sql := format('SELECT pg_catalog.count(*) FROM %s WHERE %s IS NULL', rel, target);
@@ -237,6 +238,21 @@ DECLARE
 BEGIN
     EXECUTE lock_sql INTO locked USING cursor_key;
     RETURN locked;
+END
+$$;
+
+-- Runs a batch's fill_sql. Its rows are reached by ctid, one by one: a nested loop over the
+-- array. Costed as random reads, 5000 ctids look dearer than reading the whole table, so the
+-- planner would hash-join a full scan for every batch; here it cannot. No SET search_path: the
+-- statement holds the caller's value expression (everything else in it is qualified).
+CREATE FUNCTION idgen_backfill_fill(fill_sql text, locked tid[],
+        OUT filled bigint, OUT nulls bigint, OUT last_key text[])
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET enable_hashjoin = off
+    SET enable_mergejoin = off
+AS $$
+BEGIN
+    EXECUTE fill_sql INTO filled, nulls, last_key USING locked;
 END
 $$;
 
@@ -386,7 +402,7 @@ BEGIN
             filled := 0;
             nulls := 0;
             IF locked IS NOT NULL THEN
-                EXECUTE plan.fill_sql INTO filled, nulls, last_key USING locked;
+                SELECT * INTO filled, nulls, last_key FROM @extschema@.idgen_backfill_fill(plan.fill_sql, locked);
             END IF;
             PERFORM @extschema@.idgen_statement_timeout(0);
             lock_failures := 0;

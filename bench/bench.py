@@ -505,11 +505,14 @@ def sizes_md() -> str:
         line += f", {ours[part] / sizes['bigint identity'][part] - 1:+.0%} against bigint"
         lines.append(line + ".")
     lines += ["",
-              "An index entry is padded to 8 bytes: a lone 12-byte key takes 16 like a uuid, so the primary",
-              "key alone saves nothing against a time-ordered uuid (a random uuid's index is bigger only from",
-              "its page splits). The 4 bytes show where a key shares its entry or row with a narrow column:",
-              "the (id, smallint) index and a referencing table. The text and bytea forms of the same id",
-              "cost more everywhere."]
+              "Where it does not: an index entry is an 8-byte header and a key padded to 8 bytes, so a lone",
+              "12-byte key takes 16 bytes like a uuid: xid12's primary key, and an index on a referencing",
+              "column, are the size of a time-ordered uuid's (a random uuid's primary key is bigger only",
+              "from page splits at random places). This table's row (id, smallint, int) also pads to the",
+              "same size. Where it does: where the id shares its 8-byte slot with a narrow column, as in",
+              "the (id, smallint) index and the referencing table (parent id, smallint), 12 + 2 bytes fit",
+              "in 16 where a uuid's 16 + 2 take 24. A lone bigint key is smaller still. The text forms of the id",
+              "(char(20), text) are bigger everywhere; bytea is as small as xid12 but sorts slower and reads as hex."]
     return "\n".join(lines)
 
 
@@ -733,6 +736,9 @@ def main() -> None:
     md += ["## Targets (issue 12)", ""]
     for r in targets:
         md.append(f"- **{'met' if r.met else 'MISSED'}**: {r.contender}, {r.case}: {r.ratio:.2f}× {r.versus} (target {r.target})")
+    notes = ROOT / "bench" / "notes.md"
+    if notes.exists():
+        md += ["", notes.read_text().strip()]
     md += ["", "## Sizes: where xid12 saves space and where it does not", "", sizes_md(), "",
            "## All results", "", table, "", "## Plans", ""]
     for title_, plan in R.explains:

@@ -577,6 +577,10 @@ def machine() -> dict[str, str]:
     except (OSError, ValueError, IndexError):
         pass
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "--", "src", "crates", "sql"],
+                           capture_output=True, text=True).stdout.strip()
+    if commit and dirty:
+        commit += " with uncommitted changes to the extension"
     return {"cpu": f"{model} x {os.cpu_count()}", "memory": mem, "kernel": platform.release(),
             "load": " ".join(f"{x:.1f}" for x in os.getloadavg()), "commit": commit or "unknown"}
 

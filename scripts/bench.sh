@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Benchmarks against built-ins measured in the same run (release build, preloaded cluster).
-#   bash scripts/bench.sh        # PostgreSQL 15 (Debian's)
-#   bash scripts/bench.sh 18     # any supported version; 18 adds uuidv7() as a contender
+# Benchmarks against the contenders a user would pick instead, measured in the same run
+# (release build, throwaway preloaded cluster, jit off, no parallel workers). See BENCHMARKS.md.
+#   bash scripts/bench.sh 18                 # the full suite (under 20 minutes on 2 cores):
+#                                            # prints one table, writes BENCHMARKS.md and docs/benchmarks.png
+#   bash scripts/bench.sh 18 --quick         # smoke-test scale (about 2 minutes, no timing assertions);
+#                                            # writes into $TMPDIR/pg_idgen-bench-quick unless --out DIR
 #   bash scripts/bench.sh 18 backfill [ROWS ...]   # idgen_backfill against one UPDATE (bench/backfill.py)
+# VERSION is any supported major version (14 16 17 18; 15 is the system's); 18 adds uuidv7().
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PORT=${PG_IDGEN_BENCH_PORT:-54396}
@@ -10,10 +14,28 @@ trap 'stop_cluster bench' EXIT
 
 ensure_deps
 ensure_venv
+# matplotlib draws the chart; through the venv's own interpreter (its pip script may carry
+# another checkout's path).
+"$ROOT/.venv/bin/python" -c 'import matplotlib' 2>/dev/null ||
+    "$ROOT/.venv/bin/python" -m pip install -q -r "$ROOT/bench/requirements.txt"
 use_postgres "${1:-15}"
 install_extension release
-start_cluster bench "$PORT" preload "pg_idgen.worker_id = 1"
+start_cluster bench "$PORT" preload "pg_idgen.worker_id = 1
+jit = off
+max_parallel_workers_per_gather = 0
+max_parallel_maintenance_workers = 0
+shared_buffers = 1GB
+max_wal_size = 16GB
+checkpoint_timeout = 1h
+work_mem = 1GB
+maintenance_work_mem = 1GB"
 SUITE=$ROOT/bench/bench.py
-[ "${2:-}" = backfill ] && SUITE=$ROOT/bench/backfill.py
+ARGS=("${@:2}")
+if [ "${2:-}" = backfill ]; then
+    SUITE=$ROOT/bench/backfill.py
+    ARGS=("${@:3}")
+else
+    ARGS+=(--command "bash scripts/bench.sh $*")
+fi
 PG_IDGEN_HOST=$(socket_dir bench) PG_IDGEN_PORT=$PORT PG_IDGEN_BINDIR=$BINDIR \
-    "$ROOT/.venv/bin/python" "$SUITE" "${@:3}"
+    "$ROOT/.venv/bin/python" "$SUITE" "${ARGS[@]}"

@@ -9,9 +9,16 @@ use pgrx::prelude::*;
 use std::cell::Cell;
 
 thread_local! {
-    static GENERATOR: Cell<Generator> = const { Cell::new(Generator::new()) };
     static LOCAL_COUNTER: Cell<Option<LocalCounter>> = const { Cell::new(None) };
 }
+
+/// The backend's generator. A backend runs SQL functions on one thread only, so a plain
+/// static serves: a thread-local would cost a `__tls_get_addr` call per id in a loaded library.
+struct BackendGenerator(Cell<Generator>);
+// SAFETY: only gen_xid12() touches it, and PostgreSQL calls SQL functions on the backend's
+// one thread.
+unsafe impl Sync for BackendGenerator {}
+static GENERATOR: BackendGenerator = BackendGenerator(Cell::new(Generator::new()));
 
 /// The cluster-wide counter when preloaded, else this backend's own, started at random.
 fn next_counter() -> u32 {
@@ -35,17 +42,16 @@ fn pid() -> u16 {
 #[pg_extern(sql = false)]
 fn gen_xid12() -> Xid12 {
     let counter = next_counter();
-    GENERATOR.with(|cell| {
-        let mut generator = cell.get();
-        let id = generator.next(
-            timestamps::now_unix_seconds(),
-            guc::xid_machine(),
-            pid(),
-            counter,
-        );
-        cell.set(generator);
-        Xid12(id.unwrap_or_else(|e| raise(e)))
-    })
+    let cell = &GENERATOR.0;
+    let mut generator = cell.get();
+    let id = generator.next(
+        timestamps::now_unix_seconds(),
+        guc::xid_machine(),
+        pid(),
+        counter,
+    );
+    cell.set(generator);
+    Xid12(id.unwrap_or_else(|e| raise(e)))
 }
 
 #[pg_extern(sql = false)]

@@ -2,7 +2,8 @@
 # Runs every test: the pure unit and property tests once, then for each PostgreSQL version
 # the in-database tests (#[pg_test]) and, against throwaway clusters, the SQL regression suites
 # and the client-side tests; with 18 also scripts/reliability.sh (replication, a crash, an
-# isolation test, sorts beyond memory). Exits non-zero on any failure.
+# isolation test, sorts beyond memory) and the benchmark suite's --quick smoke test. Exits
+# non-zero on any failure.
 #
 #   bash scripts/test.sh            # PostgreSQL 14, 15, 16, 17 and 18
 #   bash scripts/test.sh 17 18      # only those versions
@@ -160,6 +161,11 @@ if testing 18; then
     started=$SECONDS
     bash "$ROOT/scripts/reliability.sh" --installed 18
     timings="$timings  PostgreSQL 18 reliability (scripts/reliability.sh): $((SECONDS - started)) s"$'\n'
+    # The benchmark suite at its smoke-test scale (release build, no timing assertions): it
+    # must keep running as the code changes.
+    started=$SECONDS
+    PG_IDGEN_BENCH_PORT=$((PORT - 6)) bash "$ROOT/scripts/bench.sh" 18 --quick
+    timings="$timings  PostgreSQL 18 benchmark smoke test (scripts/bench.sh 18 --quick): $((SECONDS - started)) s"$'\n'
 fi
 say "all tests passed; wall time per version (build included)"
 printf '%s' "$timings"

@@ -338,7 +338,10 @@ mod tests {
             key([0xff, 0xff, 0xff], 0, 0),
             (5 << 32) | ((1u64 << 30) + (1 << 31) + (0xff_ffff << 6))
         );
-        assert_eq!(key([0xff, 0xff, 0xff], 0xffff, 0xff_ffff), (5 << 32) | 0xffff_ffff);
+        assert_eq!(
+            key([0xff, 0xff, 0xff], 0xffff, 0xff_ffff),
+            (5 << 32) | 0xffff_ffff
+        );
         // Other machines' processes are told apart by the pid's top 6 bits.
         assert!(key([0, 0, 7], 0x03ff, 0) < key([0, 0, 7], 0x0400, 0));
         assert!(key([9, 0, 7], 0x03ff, 0) < key([9, 0, 7], 0x0400, 0));

@@ -562,7 +562,7 @@ FUZZED = {
 # test_backfill.py checks each of their bad arguments.
 NOT_DATA = {
     "idgen_backfill", "idgen_backfill_base_type", "idgen_backfill_begin", "idgen_backfill_check_type",
-    "idgen_backfill_column", "idgen_backfill_lock", "idgen_backfill_operator", "idgen_backfill_plan",
+    "idgen_backfill_column", "idgen_backfill_fill", "idgen_backfill_lock", "idgen_backfill_operator", "idgen_backfill_plan",
     "idgen_backfill_step", "idgen_statement_timeout",
 }
 

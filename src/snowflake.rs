@@ -137,9 +137,11 @@ fn config() -> Config {
     }
 }
 
-/// Waits, without holding the lock, until the clock reaches `unix_ms`. A latch wait, not a
-/// sleep: the backend shows in pg_stat_activity as waiting (wait event type `Extension`), and
-/// a cancel or terminate interrupts it at once.
+/// Waits, without holding the lock, until the clock reaches `unix_ms`. Most waits are for the
+/// rest of the current millisecond (its 4096 sequence numbers are used up): those spin on the
+/// clock, as a sleep would overshoot by up to a millisecond. Longer waits (the clock moved
+/// back) are a latch wait: the backend shows in pg_stat_activity as waiting (wait event type
+/// `Extension`), and a cancel or terminate interrupts it at once.
 fn wait_until(unix_ms: i64) {
     const EVENTS: u32 = pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH;
     loop {
@@ -147,14 +149,18 @@ fn wait_until(unix_ms: i64) {
         if remaining <= 0 {
             return;
         }
-        unsafe {
-            pg_sys::WaitLatch(
-                pg_sys::MyLatch,
-                EVENTS as _,
-                remaining.min(10_000) as _,
-                pg_sys::PG_WAIT_EXTENSION,
-            );
-            pg_sys::ResetLatch(pg_sys::MyLatch);
+        if remaining == 1 {
+            std::hint::spin_loop();
+        } else {
+            unsafe {
+                pg_sys::WaitLatch(
+                    pg_sys::MyLatch,
+                    EVENTS as _,
+                    (remaining - 1).min(10_000) as _,
+                    pg_sys::PG_WAIT_EXTENSION,
+                );
+                pg_sys::ResetLatch(pg_sys::MyLatch);
+            }
         }
         check_for_interrupts!();
     }
@@ -164,31 +170,33 @@ fn wait_until(unix_ms: i64) {
 fn gen_snowflake() -> i64 {
     let cfg = config();
     loop {
-        let step = {
-            let mut state = shmem::SNOWFLAKE.exclusive();
-            let now = timestamps::now_unix_millis();
-            match state.0.next(now, &cfg) {
-                // About once a second: whoever first crosses the lease persists the next one,
-                // under the lock, before any id above the old one goes out.
-                Ok(Step::ExtendLease(lease)) => snowflake_mark::persist_lease(
-                    &SnowflakeState::lease_mark(lease, &cfg),
-                )
-                .map(|()| {
-                    state.0.lease_extended(lease);
-                    state.0.next(now, &cfg)
-                }),
-                step => Ok(step),
-            }
-        };
+        let step = shmem::snowflake()
+            .lock()
+            .next(timestamps::now_unix_millis(), &cfg);
         match step {
-            Ok(Ok(Step::Issued(id))) => return id,
-            Ok(Ok(Step::WaitUntil(unix_ms))) => wait_until(unix_ms),
-            // Unreachable (a lease just extended covers the id), but harmless: ask again.
-            Ok(Ok(Step::ExtendLease(_))) => {}
-            Ok(Err(error)) => raise(error),
-            Err(persist_error) => persist_error.raise(),
+            Ok(Step::Issued(id)) => return id,
+            Ok(Step::WaitUntil(unix_ms)) => wait_until(unix_ms),
+            Ok(Step::ExtendLease(lease)) => extend_lease(lease, &cfg),
+            Err(error) => raise(error),
         }
     }
+}
+
+/// Persists `lease` as the new high-water mark, then lets the state issue ids up to it. About
+/// once a second, every backend that reaches the old lease comes here: the first writes the
+/// file while the others wait on the writer lock, then find the lease extended and go on. No
+/// id above the old lease is issued before the file holds the new one.
+fn extend_lease(lease: i64, cfg: &Config) {
+    let _writer = shmem::SNOWFLAKE_LEASE_WRITER.exclusive();
+    if shmem::snowflake().lock().lease_id() >= lease {
+        return;
+    }
+    if let Err(persist_error) =
+        snowflake_mark::persist_lease(&SnowflakeState::lease_mark(lease, cfg))
+    {
+        persist_error.raise();
+    }
+    shmem::snowflake().lock().lease_extended(lease);
 }
 
 #[pg_extern(sql = false)]

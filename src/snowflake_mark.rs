@@ -174,22 +174,17 @@ unsafe extern "C-unwind" fn write_at_exit(code: std::ffi::c_int, _arg: pg_sys::D
         return;
     }
     // A process killed by an immediate shutdown may have died holding the lock. The
-    // postmaster cannot wait for a lock (it has no PGPROC), so it only tries; a lock left held
-    // means the lease stays, which is safe.
-    let lock = unsafe {
-        &raw mut (*pg_sys::GetNamedLWLockTranche(crate::shmem::SNOWFLAKE.name().as_ptr())).lock
-    };
-    if !unsafe { pg_sys::LWLockConditionalAcquire(lock, pg_sys::LWLockMode::LW_SHARED) } {
+    // postmaster only tries it once: a lock left held means the lease stays, which is safe.
+    let Some(state) = crate::shmem::snowflake().try_lock() else {
         PgError::new(
             PgSqlErrorCode::ERRCODE_LOCK_NOT_AVAILABLE,
             format!("pg_idgen: snowflake generator lock still held at exit; \"{FILE}\" keeps the last lease"),
         )
         .report(PgLogLevel::LOG);
         return;
-    }
-    // Held in share mode already, so taking it again for the guard cannot wait.
-    let mark = crate::shmem::SNOWFLAKE.share().0.shutdown_mark();
-    unsafe { pg_sys::LWLockRelease(lock) };
+    };
+    let mark = state.shutdown_mark();
+    drop(state);
     let Some(mark) = mark else {
         return;
     };

@@ -31,34 +31,9 @@ impl Xid12 {
     #[inline]
     pub fn to_datum(self) -> pg_sys::Datum {
         unsafe {
-            let ptr = alloc(LEN).cast::<[u8; LEN]>();
+            let ptr = crate::datum_out::alloc(LEN).cast::<[u8; LEN]>();
             ptr.write(self.0 .0);
             pg_sys::Datum::from(ptr)
-        }
-    }
-}
-
-/// PostgreSQL's allocator, called without pgrx's error guard (a sigsetjmp, a thread check
-/// and a trampoline per call, which cost gen_xid12() as much as its own work). That is sound
-/// only because this call cannot raise an error: MCXT_ALLOC_NO_OOM makes an allocation that
-/// fails return NULL, and the small sizes asked here are always valid.
-mod unguarded {
-    unsafe extern "C-unwind" {
-        pub fn palloc_extended(size: usize, flags: core::ffi::c_int) -> *mut core::ffi::c_void;
-    }
-}
-
-/// `size` (a few bytes: a value or its text) in the current memory context; out of memory
-/// raises PostgreSQL's error, through the guarded allocator.
-#[inline]
-pub(crate) fn alloc(size: usize) -> *mut core::ffi::c_void {
-    debug_assert!(size <= 64);
-    unsafe {
-        let ptr = unguarded::palloc_extended(size, pg_sys::MCXT_ALLOC_NO_OOM as core::ffi::c_int);
-        if ptr.is_null() {
-            pg_sys::palloc(size)
-        } else {
-            ptr
         }
     }
 }

@@ -7,4 +7,5 @@ pub mod cardinality;
 pub mod pgtime;
 pub mod rapkey;
 pub mod snowflake;
+pub mod spinlock;
 pub mod xid;

@@ -281,13 +281,14 @@ const SYMBOL_VALUE: [u8; 256] = {
     table
 };
 
-/// The same verdict as [`parse`], without allocating and with few branches: this is the hot
-/// path of the domain check. [`parse`] is what explains a "no".
+/// The same verdict as [`parse`] (a byte outside ASCII makes a key invalid), without
+/// allocating and with few branches: this is the hot path of the domain check. [`parse`] is
+/// what explains a "no".
 ///
 /// The Damm chain `i' = 2·(i − v) mod 37` unrolls to `i_n = −Σ 2^(n−k)·v_k mod 37`, so it is
 /// accumulated as `t' = 2·(t + v)` with no division per character; the key is valid when
 /// `i_n ∘ c = 0`, that is when `t + c ≡ 0 (mod 37)`.
-fn is_valid_bytes(key: &[u8]) -> bool {
+pub fn is_valid_bytes(key: &[u8]) -> bool {
     let n = key.len();
     // The shortest key is "ab.c-x".
     if !(6..=MAX_KEY_LEN).contains(&n) || key[n - 2] != b'-' {

@@ -560,6 +560,9 @@ proptest! {
     fn rapkey_text_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..140)) {
         // What the glue passes on for text that is not UTF-8 (see server_text): lossy text.
         check_rapkey_text(&String::from_utf8_lossy(&bytes))?;
+        // The domain check's fast path takes the raw bytes.
+        let valid = std::str::from_utf8(&bytes).is_ok_and(ref_valid);
+        prop_assert_eq!(rapkey::is_valid_bytes(&bytes), valid, "is_valid_bytes({:?})", bytes);
     }
 
     #[test]

@@ -47,7 +47,11 @@ BEGIN
     SELECT a.attnum INTO num FROM pg_attribute a
     WHERE a.attrelid = relation AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
     IF num IS NULL THEN
-        RAISE EXCEPTION 'column "%" of relation "%" does not exist', col, relation::text
+        -- A column name is at most 63 bytes, but col can be any text: quote at most 40 characters.
+        RAISE EXCEPTION 'column % of relation "%" does not exist',
+            CASE WHEN length(col) > 40 THEN format('"%s..." (%s characters)', left(col, 40), length(col))
+                 ELSE format('"%s"', col) END,
+            relation::text
             USING ERRCODE = 'undefined_column';
     END IF;
     RETURN num;
@@ -107,7 +111,8 @@ CREATE FUNCTION idgen_backfill_plan(relation regclass, target_column name, value
 AS $$
 DECLARE
     kind "char";
-    rel text := relation::text;
+    rel text := relation::text; -- for messages
+    qualified text; -- for statements
     target text := quote_ident(target_column);
     keys name[];
     pk name[];
@@ -129,7 +134,10 @@ BEGIN
         RAISE EXCEPTION 'pause, lock_timeout, statement_timeout and report_every must be zero or more'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = relation;
+    -- Always schema-qualified (pg_temp_N for a temporary table): the batch statement runs under
+    -- the caller's search_path, where an unqualified name could mean another table.
+    SELECT c.relkind, format('%I.%I', n.nspname, c.relname) INTO kind, qualified
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = relation;
     IF kind = 'p' THEN
         RAISE EXCEPTION 'idgen_backfill fills one partition at a time: "%" is partitioned', rel
             USING ERRCODE = 'feature_not_supported', HINT = 'Call it for each partition.';
@@ -173,10 +181,13 @@ BEGIN
     -- Its leading k1 >= c1 lets an index on k1 start the scan at the cursor.
     FOR key IN
         SELECT k.col, k.n, format_type(a.atttypid, a.atttypmod) AS typ,
+               format('%I.%I', tn.nspname, t.typname) AS qualified_typ,
                @extschema@.idgen_backfill_operator(a.atttypid, 3) AS eq, @extschema@.idgen_backfill_operator(a.atttypid, 4) AS ge,
                @extschema@.idgen_backfill_operator(a.atttypid, 5) AS gt
         FROM unnest(keys) WITH ORDINALITY AS k(col, n)
         JOIN pg_attribute a ON a.attrelid = relation AND a.attname = k.col
+        JOIN pg_type t ON t.oid = a.atttypid
+        JOIN pg_namespace tn ON tn.oid = t.typnamespace
         ORDER BY k.n DESC
     LOOP
         IF key.ge IS NULL OR key.gt IS NULL OR key.eq IS NULL THEN
@@ -184,18 +195,18 @@ BEGIN
                 rel, key.col, key.typ USING ERRCODE = 'undefined_function';
         END IF;
         IF cursor_cond IS NULL THEN
-            cursor_cond := format('%I %s ($1)[%s]::%s', key.col, key.ge, key.n, key.typ);
+            cursor_cond := format('%I %s ($1)[%s]::%s', key.col, key.ge, key.n, key.qualified_typ);
         ELSE
             cursor_cond := format('(%1$I %2$s ($1)[%5$s]::%6$s OR (%1$I %3$s ($1)[%5$s]::%6$s AND (%4$s)))',
-                key.col, key.gt, key.eq, cursor_cond, key.n, key.typ);
+                key.col, key.gt, key.eq, cursor_cond, key.n, key.qualified_typ);
             IF key.n = 1 THEN
-                cursor_cond := format('%I %s ($1)[1]::%s AND %s', key.col, key.ge, key.typ, cursor_cond);
+                cursor_cond := format('%I %s ($1)[1]::%s AND %s', key.col, key.ge, key.qualified_typ, cursor_cond);
             END IF;
         END IF;
     END LOOP;
 
     SELECT string_agg(quote_ident(k), ', ' ORDER BY n),
-           string_agg(format('%s.%I AS idgen_k%s', rel, k, n), ', ' ORDER BY n)
+           string_agg(format('%s.%I AS idgen_k%s', qualified, k, n), ', ' ORDER BY n)
     INTO key_list, key_aliases
     FROM unnest(keys) WITH ORDINALITY AS u(k, n);
 
@@ -205,7 +216,7 @@ SELECT pg_catalog.array_agg(idgen_row) FROM (
     WHERE %2$s IS NULL AND ($1 IS NULL OR %3$s)
     ORDER BY %4$s LIMIT %5$s
     FOR NO KEY UPDATE) idgen_locked$sql$,
-        rel, target, cursor_cond, key_list, batch_size);
+        qualified, target, cursor_cond, key_list, batch_size);
     fill_sql := format($sql$
 WITH idgen_valued AS MATERIALIZED (
     SELECT %1$s.ctid AS idgen_row, idgen_locked.idgen_n, (%3$s) AS idgen_value, %4$s
@@ -220,11 +231,11 @@ WITH idgen_valued AS MATERIALIZED (
 SELECT (SELECT pg_catalog.count(*) FROM idgen_updated),
        (SELECT pg_catalog.count(*) FROM idgen_valued WHERE idgen_value IS NULL),
        (SELECT ARRAY[%5$s] FROM idgen_valued ORDER BY idgen_n DESC LIMIT 1)$sql$,
-        rel, target, value_expression, key_aliases,
-        (SELECT string_agg(format('idgen_k%s::text', n), ', ' ORDER BY n) FROM generate_subscripts(keys, 1) n));
+        qualified, target, value_expression, key_aliases,
+        (SELECT string_agg(format('idgen_k%s::pg_catalog.text', n), ', ' ORDER BY n) FROM generate_subscripts(keys, 1) n));
     -- The value expression's type, without evaluating it.
-    type_sql := format('SELECT pg_catalog.pg_typeof((SELECT (%s) FROM %s LIMIT 0))', value_expression, rel);
-    remaining_sql := format('SELECT pg_catalog.count(*) FROM %s WHERE %s IS NULL', rel, target);
+    type_sql := format('SELECT pg_catalog.pg_typeof((SELECT (%s) FROM %s LIMIT 0))', value_expression, qualified);
+    remaining_sql := format('SELECT pg_catalog.count(*) FROM %s WHERE %s IS NULL', qualified, target);
 END
 $$;
 
@@ -374,15 +385,15 @@ CREATE PROCEDURE idgen_backfill(relation regclass, target_column name, value_exp
 AS $$
 DECLARE
     plan record;
-    value_type regtype;
-    cursor_key text[];
-    locked tid[];
-    last_key text[];
+    value_type pg_catalog.regtype;
+    cursor_key pg_catalog.text[];
+    locked pg_catalog.tid[];
+    last_key pg_catalog.text[];
     filled bigint;
     nulls bigint;
     lock_failures integer := 0;
-    action text;
-    lock_ms text := pg_catalog.format('%s ms', pg_catalog.floor(pg_catalog.date_part('epoch', lock_timeout) OPERATOR(pg_catalog.*) 1000));
+    action pg_catalog.text;
+    lock_ms pg_catalog.text := pg_catalog.format('%s ms', pg_catalog.floor(pg_catalog.date_part('epoch', lock_timeout) OPERATOR(pg_catalog.*) 1000));
     batch_ms integer := pg_catalog.floor(pg_catalog.date_part('epoch', statement_timeout) OPERATOR(pg_catalog.*) 1000);
 BEGIN
     -- From here on statement_timeout is the procedure's: for the checks and the count below,

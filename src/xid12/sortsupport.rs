@@ -71,13 +71,13 @@ unsafe extern "C-unwind" fn compare_full(
 
 // From PostgreSQL 15 on, tuplesort inlines comparisons when the comparator is this very
 // server function, so the address must be the server's symbol, not a pgrx wrapper of it.
-#[cfg(not(any(feature = "pg13", feature = "pg14")))]
+#[cfg(not(feature = "pg14"))]
 extern "C-unwind" {
     #[link_name = "ssup_datum_unsigned_cmp"]
     fn compare_abbreviated(a: pg_sys::Datum, b: pg_sys::Datum, ssup: pg_sys::SortSupport) -> c_int;
 }
 
-#[cfg(any(feature = "pg13", feature = "pg14"))]
+#[cfg(feature = "pg14")]
 unsafe extern "C-unwind" fn compare_abbreviated(
     a: pg_sys::Datum,
     b: pg_sys::Datum,

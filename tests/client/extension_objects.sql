@@ -56,8 +56,9 @@ SELECT pg_catalog.pg_describe_object(m.classid, m.objid, 0) || ' | ' || CASE m.c
                       nullif(c.castfunc, 0)::regprocedure, c.castcontext, c.castmethod)
         FROM pg_catalog.pg_cast c WHERE c.oid = m.objid)
     WHEN 'pg_catalog.pg_class'::regclass THEN (
-        SELECT format('kind=%s persistence=%s acl=%s columns=%s constraints=%s indexes=%s',
-                      r.relkind, r.relpersistence, r.relacl,
+        SELECT format('kind=%s persistence=%s acl=%s rls=%s/%s comment=%s columns=%s constraints=%s indexes=%s policies=%s',
+                      r.relkind, r.relpersistence, r.relacl, r.relrowsecurity, r.relforcerowsecurity,
+                      pg_catalog.obj_description(r.oid, 'pg_class'),
                       (SELECT string_agg(format('%s %s notnull=%s collation=%s default=%s', a.attname,
                                                 pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull,
                                                 (SELECT c.collname FROM pg_catalog.pg_collation c WHERE c.oid = a.attcollation),
@@ -68,7 +69,12 @@ SELECT pg_catalog.pg_describe_object(m.classid, m.objid, 0) || ' | ' || CASE m.c
                       (SELECT string_agg(c.conname || ' ' || pg_catalog.pg_get_constraintdef(c.oid), '; ' ORDER BY c.conname)
                        FROM pg_catalog.pg_constraint c WHERE c.conrelid = r.oid),
                       (SELECT string_agg(pg_catalog.pg_get_indexdef(i.indexrelid), '; ' ORDER BY 1)
-                       FROM pg_catalog.pg_index i WHERE i.indrelid = r.oid))
+                       FROM pg_catalog.pg_index i WHERE i.indrelid = r.oid),
+                      (SELECT string_agg(format('%s cmd=%s permissive=%s roles=%s using=%s check=%s', y.polname,
+                                                y.polcmd, y.polpermissive, y.polroles::regrole[],
+                                                pg_catalog.pg_get_expr(y.polqual, y.polrelid),
+                                                pg_catalog.pg_get_expr(y.polwithcheck, y.polrelid)), '; ' ORDER BY y.polname)
+                       FROM pg_catalog.pg_policy y WHERE y.polrelid = r.oid))
         FROM pg_catalog.pg_class r WHERE r.oid = m.objid)
     ELSE 'not compared: add this catalog to tests/client/extension_objects.sql'
 END AS line

@@ -248,6 +248,13 @@ BAD_CALLS = [
     ("target", "xid", "gen_xid12(no_such_column)", "", "42703"),
     ("target", "xid", "no_such_function()", "", "42883"),
     ("target", "xid", "NULL::xid12", "", "22004"),
+    (None, "xid", "gen_xid12()", "", "22004"),
+    ("target", None, "gen_xid12()", "", "22004"),
+    ("target", "xid", None, "", "22004"),
+    ("target", "xid", "gen_xid12()", ", batch_size => NULL", "22023"),
+    ("target", "xid", "gen_xid12()", ", lock_timeout => '-1 ms'", "22023"),
+    ("target", "xid", "gen_xid12()", ", statement_timeout => NULL", "22023"),
+    ("target", "xid", "gen_xid12()", ", order_by => 'j'", "42883"),  # json has no btree ordering
 ]
 
 
@@ -255,11 +262,13 @@ BAD_CALLS = [
 def test_bad_argument_changes_nothing(db, relation, column, expression, extra, sqlstate):
     with connect(dbname=db) as conn:
         conn.execute("""CREATE TABLE IF NOT EXISTS target (id int PRIMARY KEY, u uuid, n numeric, xid xid12,
-            created_at timestamptz DEFAULT now())""")
+            created_at timestamptz DEFAULT now(), j json)""")
         conn.execute("CREATE OR REPLACE VIEW target_view AS SELECT * FROM target")
         conn.execute("CREATE TABLE IF NOT EXISTS keyless (created_at timestamptz, xid xid12)")
         conn.execute("CREATE TABLE IF NOT EXISTS parted (id int PRIMARY KEY, xid xid12) PARTITION BY RANGE (id)")
-        conn.execute("INSERT INTO target (id) SELECT g FROM generate_series(1, 100) g ON CONFLICT DO NOTHING")
+        # More rows than two batches: a check made only once the run had started would leave the
+        # first batch committed.
+        conn.execute("INSERT INTO target (id) SELECT g FROM generate_series(1, 12000) g ON CONFLICT DO NOTHING")
         conn.execute("INSERT INTO keyless SELECT now() FROM generate_series(1, 100 - (SELECT count(*) FROM keyless))")
         data = """SELECT (SELECT md5(string_agg(t::text, ',' ORDER BY id)) FROM target t),
                          (SELECT md5(string_agg(k::text, ',')) FROM keyless k)"""
@@ -272,6 +281,30 @@ def test_bad_argument_changes_nothing(db, relation, column, expression, extra, s
         assert conn.execute(data).fetchone() == before
         if sqlstate != "22004":  # found before the run starts, not by its first batch
             assert conn.execute(runs).fetchone() == runs_before
+
+
+def test_unknown_column_error_quotes_a_long_name_short(db):
+    with connect(dbname=db) as conn:
+        conn.execute("CREATE TABLE named (id int PRIMARY KEY, xid xid12)")
+        with pytest.raises(psycopg.errors.UndefinedColumn) as raised:
+            conn.execute("CALL idgen_backfill('named', 'xid', 'gen_xid12()', order_by => repeat('q', 100000))")
+        message = raised.value.diag.message_primary
+        assert message == f'column "{"q" * 40}..." (100000 characters) of relation "public.named" does not exist', message
+
+
+def test_progress_notices_while_running(db):
+    with connect(dbname=db) as conn:
+        conn.execute("CREATE TABLE reported (id int PRIMARY KEY, xid xid12)")
+        conn.execute("INSERT INTO reported SELECT g FROM generate_series(1, 3000) g")
+        notices = []
+        conn.add_notice_handler(lambda d: notices.append(d.message_primary))
+        conn.execute("CALL idgen_backfill('reported', 'xid', 'gen_xid12()', batch_size => 1000, report_every => '0')")
+    # One report per batch, then the closing one.
+    assert len(notices) == 4, notices
+    for done, notice in zip((1000, 2000, 3000), notices):
+        assert re.fullmatch(rf"idgen_backfill public\.reported\.xid: {done} of 3000 rows, [0-9]+ rows/s, about "
+                            r"[0-9:]+ left", notice), notice
+    assert re.fullmatch(r"idgen_backfill public\.reported\.xid: 3000 of 3000 rows in [0-9.]+ s, done", notices[3])
 
 
 def test_inside_a_transaction_block_changes_nothing(db):

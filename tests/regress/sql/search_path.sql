@@ -67,6 +67,39 @@ RESET client_min_messages;
 SELECT count(x) AS filled, count(*) FILTER (WHERE xid12_time(x) = made) AS in_time FROM walked;
 DELETE FROM idgen_backfill_progress WHERE relation = 'walked'::regclass;
 DROP TABLE walked;
+-- Hostile types: domains named like the built-in types that idgen_backfill's statements and
+-- variables use, whose CHECK warns when a value is cast to one; and a table named like a
+-- temporary table, in a schema before pg_temp, whose trigger warns when a batch updates it.
+CREATE FUNCTION hostile.warn_check() RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN RAISE WARNING 'hostile domain check ran'; RETURN true; END $$;
+CREATE DOMAIN hostile.text AS pg_catalog.text CHECK (hostile.warn_check());
+CREATE DOMAIN hostile.uuid AS pg_catalog.uuid CHECK (hostile.warn_check());
+CREATE DOMAIN hostile.tid AS pg_catalog.tid CHECK (hostile.warn_check());
+CREATE DOMAIN hostile.regtype AS pg_catalog.regtype CHECK (hostile.warn_check());
+CREATE TABLE keyed (id uuid PRIMARY KEY, made timestamptz NOT NULL, x xid12);
+CREATE INDEX ON keyed (made);
+INSERT INTO keyed SELECT md5(g::text)::uuid, '2026-01-01'::timestamptz + g * interval '1 minute', NULL
+FROM generate_series(1, 300) g;
+CREATE TEMPORARY TABLE scratch (id integer PRIMARY KEY, x xid12);
+INSERT INTO scratch SELECT g, NULL FROM generate_series(1, 300) g;
+CREATE TABLE hostile.scratch (id integer PRIMARY KEY, x xid12);
+INSERT INTO hostile.scratch SELECT g, NULL FROM generate_series(1, 300) g;
+CREATE FUNCTION hostile.warn_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE WARNING 'hostile.scratch updated'; RETURN NEW; END $$;
+CREATE TRIGGER warn_update BEFORE UPDATE ON hostile.scratch FOR EACH ROW EXECUTE FUNCTION hostile.warn_update();
+SET client_min_messages = warning;
+SET search_path = hostile, pg_catalog, public;
+CALL idgen_backfill('keyed', 'x', 'gen_xid12(made)', batch_size => 100);
+UPDATE public.keyed SET x = NULL WHERE made > '2026-01-01 02:30';
+CALL idgen_backfill('keyed', 'x', 'gen_xid12(made)', batch_size => 100, order_by => 'made');
+SET search_path = hostile, pg_temp, pg_catalog, public;
+CALL idgen_backfill('pg_temp.scratch', 'x', 'gen_xid12()', batch_size => 100);
+RESET search_path;
+RESET client_min_messages;
+SELECT count(x) AS filled, count(*) FILTER (WHERE xid12_time(x) = made) AS in_time FROM keyed;
+SELECT (SELECT count(x) FROM pg_temp.scratch) AS temp_filled, (SELECT count(x) FROM hostile.scratch) AS hostile_filled;
+DELETE FROM idgen_backfill_progress WHERE relation IN ('keyed'::regclass, 'pg_temp.scratch'::regclass);
+DROP TABLE keyed, pg_temp.scratch;
 -- Every such function of the extension is covered above: the list is checked here.
 SELECT p.proname, l.lanname
 FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang

@@ -7,6 +7,9 @@
 #                                            # writes into $TMPDIR/pg_idgen-bench-quick unless --out DIR
 #   bash scripts/bench.sh 18 backfill [ROWS ...]   # idgen_backfill against one UPDATE (bench/backfill.py)
 # VERSION is any supported major version (14 16 17 18; 15 is the system's); 18 adds uuidv7().
+# Optional contenders that are not part of this project: pg_uuidv7 is measured when it is
+# installed in that PostgreSQL; PG_IDGEN_BENCH_SQL="FILE ..." loads SQL files (e.g. modfin/pg-xid's
+# xid.sql) into the benchmark database first.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PORT=${PG_IDGEN_BENCH_PORT:-54396}
@@ -29,6 +32,7 @@ max_wal_size = 16GB
 checkpoint_timeout = 1h
 work_mem = 1GB
 maintenance_work_mem = 1GB"
+for f in ${PG_IDGEN_BENCH_SQL:-}; do psql_at bench "$PORT" postgres -f "$f" >/dev/null; done
 SUITE=$ROOT/bench/bench.py
 ARGS=("${@:2}")
 if [ "${2:-}" = backfill ]; then

@@ -629,7 +629,7 @@ def main() -> None:
             gens["uuid_generate_v7() (pg_uuidv7)"] = "uuid_generate_v7()"
         else:
             R.notes.append("pg_uuidv7 (C extension) is not installed in this server: skipped.")
-        if q1(conn, "SELECT to_regprocedure('xid()') IS NOT NULL"):
+        if q1(conn, "SELECT to_regprocedure('xid(timestamptz)') IS NOT NULL"):
             gens["xid() (modfin/pg-xid)"] = "xid()"
         else:
             R.notes.append("modfin/pg-xid (PL/pgSQL `xid()`) is not installed in this database: skipped.")

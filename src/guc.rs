@@ -184,8 +184,8 @@ pub fn register() {
             EPOCH_GUC,
             c"Epoch of snowflake ids, in unix milliseconds.",
             described(format!(
-                "The default, {DEFAULT_EPOCH_MS}, is 2010-11-04 01:42:54.657 UTC. Changing it \
-                 changes what existing ids decode to."
+                "The default is {DEFAULT_EPOCH_MS}. Changing it changes what existing ids \
+                 decode to."
             )),
             &EPOCH_TEXT,
             GucContext::Sighup,

@@ -10,6 +10,9 @@
 //! Run time is bounded by a case count per property. `PROPTEST_CASES=N` raises (or lowers)
 //! every property of this file to N cases for an extended run, e.g.
 //! `PROPTEST_CASES=200000 cargo test --release -p idgen-core --test hostile_input`.
+//!
+//! A failing case that proptest prints is added to the lists of the `regressions` test at
+//! the end of this file, which checks them on every run.
 
 use idgen_core::base32hex;
 use idgen_core::rapkey::{self, RapkeyError};
@@ -217,6 +220,37 @@ fn near_xid_text() -> impl Strategy<Value = String> {
         })
 }
 
+/// `Xid::from_raw_parts` builds exactly the id the parts describe, or names the first part
+/// out of range.
+fn check_xid_parts(time: i64, machine: &[u8], pid: i64, counter: i64) -> Result<(), TestCaseError> {
+    let result = Xid::from_raw_parts(time, machine, pid, counter);
+    let time_ok = (0..=i64::from(u32::MAX)).contains(&time);
+    let pid_ok = (0..=65_535).contains(&pid);
+    let counter_ok = (0..=0xff_ffff).contains(&counter);
+    match result {
+        Ok(id) => {
+            prop_assert!(time_ok && machine.len() == 3 && pid_ok && counter_ok);
+            prop_assert_eq!(i64::from(id.time()), time);
+            prop_assert_eq!(&id.machine()[..], machine);
+            prop_assert_eq!(i64::from(id.pid()), pid);
+            prop_assert_eq!(i64::from(id.counter()), counter);
+            prop_assert_eq!(Xid::parse(&id.to_text()), Ok(id));
+        }
+        Err(XidError::TimeOutOfRange(t)) => prop_assert!(!time_ok && t == time),
+        Err(XidError::MachineLength(n)) => prop_assert!(time_ok && n == machine.len() && n != 3),
+        Err(XidError::PidOutOfRange(p)) => prop_assert!(time_ok && !pid_ok && p == pid),
+        Err(XidError::CounterOutOfRange(c)) => {
+            prop_assert!(time_ok && pid_ok && !counter_ok && c == counter)
+        }
+        Err(e) => prop_assert!(false, "unexpected {:?}", e),
+    }
+    prop_assert_eq!(
+        xid::machine_from_int(time).is_ok(),
+        (0..=0xff_ffff).contains(&time)
+    );
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(cases(4096))]
 
@@ -259,26 +293,7 @@ proptest! {
         pid in prop_oneof![any::<i64>(), -2i64..=65_538],
         counter in prop_oneof![any::<i64>(), -2i64..=(1 << 24) + 2],
     ) {
-        let result = Xid::from_raw_parts(time, &machine, pid, counter);
-        let time_ok = (0..=i64::from(u32::MAX)).contains(&time);
-        let pid_ok = (0..=65_535).contains(&pid);
-        let counter_ok = (0..=0xff_ffff).contains(&counter);
-        match result {
-            Ok(id) => {
-                prop_assert!(time_ok && machine.len() == 3 && pid_ok && counter_ok);
-                prop_assert_eq!(i64::from(id.time()), time);
-                prop_assert_eq!(&id.machine()[..], &machine[..]);
-                prop_assert_eq!(i64::from(id.pid()), pid);
-                prop_assert_eq!(i64::from(id.counter()), counter);
-                prop_assert_eq!(Xid::parse(&id.to_text()), Ok(id));
-            }
-            Err(XidError::TimeOutOfRange(t)) => prop_assert!(!time_ok && t == time),
-            Err(XidError::MachineLength(n)) => prop_assert!(time_ok && n == machine.len() && n != 3),
-            Err(XidError::PidOutOfRange(p)) => prop_assert!(time_ok && !pid_ok && p == pid),
-            Err(XidError::CounterOutOfRange(c)) => prop_assert!(time_ok && pid_ok && !counter_ok && c == counter),
-            Err(e) => prop_assert!(false, "unexpected {:?}", e),
-        }
-        prop_assert_eq!(xid::machine_from_int(time).is_ok(), (0..=0xff_ffff).contains(&time));
+        check_xid_parts(time, &machine, pid, counter)?;
     }
 }
 
@@ -457,6 +472,20 @@ fn check_rapkey_text(s: &str) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Bytes that need not be UTF-8: as lossy text through every entry point, as the glue passes
+/// them on (see server_text), and raw through the domain check's fast path.
+fn check_rapkey_bytes(bytes: &[u8]) -> Result<(), TestCaseError> {
+    check_rapkey_text(&String::from_utf8_lossy(bytes))?;
+    let valid = std::str::from_utf8(bytes).is_ok_and(ref_valid);
+    prop_assert_eq!(
+        rapkey::is_valid_bytes(bytes),
+        valid,
+        "is_valid_bytes({:?})",
+        bytes
+    );
+    Ok(())
+}
+
 /// Builders and the parts form of the prefix range, against the references.
 fn check_rapkey_parts(kind: &str, segments: &[String]) -> Result<(), TestCaseError> {
     let segs: Vec<&str> = segments.iter().map(|s| s.as_str()).collect();
@@ -558,11 +587,7 @@ proptest! {
 
     #[test]
     fn rapkey_text_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..140)) {
-        // What the glue passes on for text that is not UTF-8 (see server_text): lossy text.
-        check_rapkey_text(&String::from_utf8_lossy(&bytes))?;
-        // The domain check's fast path takes the raw bytes.
-        let valid = std::str::from_utf8(&bytes).is_ok_and(ref_valid);
-        prop_assert_eq!(rapkey::is_valid_bytes(&bytes), valid, "is_valid_bytes({:?})", bytes);
+        check_rapkey_bytes(&bytes)?;
     }
 
     #[test]
@@ -642,6 +667,78 @@ proptest! {
 // =========================================================================================
 // Snowflake decoders
 
+/// The decoders of an id, and the range bounds of a unix millisecond, under an epoch.
+fn check_snowflake(id: i64, epoch: i64, unix_ms: i64) -> Result<(), TestCaseError> {
+    let epoch_ok = (0..=snowflake::MAX_EPOCH_MS).contains(&epoch);
+    prop_assert_eq!(snowflake::validate_epoch(epoch).is_ok(), epoch_ok);
+    match snowflake::decode(id) {
+        Ok(p) => {
+            prop_assert!(id >= 0);
+            let bits = id as u64;
+            prop_assert_eq!(p.ms_since_epoch, bits >> 22);
+            prop_assert_eq!(u64::from(p.worker), (bits >> 12) & 1023);
+            prop_assert_eq!(u64::from(p.sequence), bits & 4095);
+            prop_assert_eq!(
+                snowflake::compose(p.ms_since_epoch, p.worker, p.sequence),
+                Ok(id)
+            );
+            prop_assert_eq!(snowflake::timestamp_ms(id), Ok(p.ms_since_epoch));
+            prop_assert_eq!(snowflake::worker(id), Ok(p.worker));
+            prop_assert_eq!(snowflake::sequence(id), Ok(p.sequence));
+            match snowflake::unix_ms(id, epoch) {
+                Ok(t) => {
+                    prop_assert!(epoch_ok);
+                    prop_assert_eq!(
+                        i128::from(t),
+                        i128::from(epoch) + i128::from(p.ms_since_epoch)
+                    );
+                    // The id lies within the bounds of its own millisecond.
+                    prop_assert!(snowflake::min_id_at(t, epoch).unwrap() <= id);
+                    prop_assert!(id <= snowflake::max_id_at(t, epoch).unwrap());
+                }
+                Err(e) => prop_assert_eq!(e, SnowflakeError::EpochOutOfRange { epoch_ms: epoch }),
+            }
+        }
+        Err(e) => {
+            prop_assert!(id < 0);
+            prop_assert_eq!(e, SnowflakeError::NegativeId { id });
+            prop_assert!(snowflake::worker(id).is_err() && snowflake::sequence(id).is_err());
+            prop_assert!(
+                snowflake::timestamp_ms(id).is_err() && snowflake::unix_ms(id, epoch).is_err()
+            );
+        }
+    }
+    // Range bounds for any time: ordered, and errors only for a bad epoch or a time past
+    // the 41-bit range.
+    let since = i128::from(unix_ms) - i128::from(epoch);
+    match (
+        snowflake::min_id_at(unix_ms, epoch),
+        snowflake::max_id_at(unix_ms, epoch),
+    ) {
+        (Ok(lo), Ok(hi)) => {
+            prop_assert!(epoch_ok && since <= i128::from(snowflake::MAX_TIMESTAMP));
+            if since < 0 {
+                // Before the epoch: below every id and an empty range.
+                prop_assert_eq!((lo, hi), (0, -1));
+            } else {
+                prop_assert!(lo <= hi);
+                prop_assert_eq!(snowflake::unix_ms(lo, epoch), Ok(unix_ms));
+                prop_assert_eq!(snowflake::unix_ms(hi, epoch), Ok(unix_ms));
+            }
+        }
+        (Err(a), Err(b)) => {
+            prop_assert_eq!(a, b);
+            prop_assert!(
+                !epoch_ok || since > i128::from(snowflake::MAX_TIMESTAMP),
+                "{:?}",
+                a
+            );
+        }
+        other => prop_assert!(false, "min and max disagree: {:?}", other),
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(cases(4096))]
 
@@ -656,58 +753,7 @@ proptest! {
         ],
         unix_ms in prop_oneof![any::<i64>(), Just(i64::MIN), Just(i64::MAX), -2i64..=2],
     ) {
-        let epoch_ok = (0..=snowflake::MAX_EPOCH_MS).contains(&epoch);
-        prop_assert_eq!(snowflake::validate_epoch(epoch).is_ok(), epoch_ok);
-        match snowflake::decode(id) {
-            Ok(p) => {
-                prop_assert!(id >= 0);
-                let bits = id as u64;
-                prop_assert_eq!(p.ms_since_epoch, bits >> 22);
-                prop_assert_eq!(u64::from(p.worker), (bits >> 12) & 1023);
-                prop_assert_eq!(u64::from(p.sequence), bits & 4095);
-                prop_assert_eq!(snowflake::compose(p.ms_since_epoch, p.worker, p.sequence), Ok(id));
-                prop_assert_eq!(snowflake::timestamp_ms(id), Ok(p.ms_since_epoch));
-                prop_assert_eq!(snowflake::worker(id), Ok(p.worker));
-                prop_assert_eq!(snowflake::sequence(id), Ok(p.sequence));
-                match snowflake::unix_ms(id, epoch) {
-                    Ok(t) => {
-                        prop_assert!(epoch_ok);
-                        prop_assert_eq!(i128::from(t), i128::from(epoch) + i128::from(p.ms_since_epoch));
-                        // The id lies within the bounds of its own millisecond.
-                        prop_assert!(snowflake::min_id_at(t, epoch).unwrap() <= id);
-                        prop_assert!(id <= snowflake::max_id_at(t, epoch).unwrap());
-                    }
-                    Err(e) => prop_assert_eq!(e, SnowflakeError::EpochOutOfRange { epoch_ms: epoch }),
-                }
-            }
-            Err(e) => {
-                prop_assert!(id < 0);
-                prop_assert_eq!(e, SnowflakeError::NegativeId { id });
-                prop_assert!(snowflake::worker(id).is_err() && snowflake::sequence(id).is_err());
-                prop_assert!(snowflake::timestamp_ms(id).is_err() && snowflake::unix_ms(id, epoch).is_err());
-            }
-        }
-        // Range bounds for any time: ordered, and errors only for a bad epoch or a time past
-        // the 41-bit range.
-        let since = i128::from(unix_ms) - i128::from(epoch);
-        match (snowflake::min_id_at(unix_ms, epoch), snowflake::max_id_at(unix_ms, epoch)) {
-            (Ok(lo), Ok(hi)) => {
-                prop_assert!(epoch_ok && since <= i128::from(snowflake::MAX_TIMESTAMP));
-                if since < 0 {
-                    // Before the epoch: below every id and an empty range.
-                    prop_assert_eq!((lo, hi), (0, -1));
-                } else {
-                    prop_assert!(lo <= hi);
-                    prop_assert_eq!(snowflake::unix_ms(lo, epoch), Ok(unix_ms));
-                    prop_assert_eq!(snowflake::unix_ms(hi, epoch), Ok(unix_ms));
-                }
-            }
-            (Err(a), Err(b)) => {
-                prop_assert_eq!(a, b);
-                prop_assert!(!epoch_ok || since > i128::from(snowflake::MAX_TIMESTAMP), "{:?}", a);
-            }
-            other => prop_assert!(false, "min and max disagree: {:?}", other),
-        }
+        check_snowflake(id, epoch, unix_ms)?;
     }
 
     #[test]
@@ -769,4 +815,205 @@ fn megabyte_inputs_are_rejected_without_panicking() {
         rapkey::build("ord", &many),
         Err(RapkeyError::TooManySegments { count: 100_000 })
     );
+}
+
+// =========================================================================================
+// Regressions: fixed inputs, checked on every run.
+//
+// The rule: when a property above fails, proptest prints its minimal failing input
+// ("minimal failing input: s = ..."). Nothing saves it (failure_persistence is off), so that
+// input is added to the matching list below, in the same change that fixes the code. Every
+// run then checks it through the same check_* function, whatever the random cases are.
+//
+// The lists start with the edge cases fixed before (a five-segment prefix has no room for a
+// number but is a range prefix; range bounds before the epoch, down to i64::MIN, are 0 and
+// -1; bytes that are not UTF-8 reach the rapkey checks) and with inputs at every limit.
+
+/// For `check_xid_text`.
+const XID_TEXT: &[&[u8]] = &[
+    b"",
+    b"0000000000000000000",   // 19 characters
+    b"00000000000000000000",  // the smallest id
+    b"000000000000000000000", // 21 characters
+    b"vvvvvvvvvvvvvvvvvvvg",  // the largest id
+    b"VVVVVVVVVVVVVVVVVVVG",  // the same in upper case
+    b"vvvvvvvvvvvvvvvvvvvv",  // the last character's 4 unused bits are not 0
+    b"0000000000000000000h",
+    b"000000000000000000w0", // the letter after v
+    b"000000000000000000/0", // the byte before 0
+    b"0000000000000000000\0",
+    b" 0000000000000000000",
+    "000000000000000000\u{e9}".as_bytes(), // 20 bytes, 19 characters
+    &[0xff; 20],
+    &[0x80; 20],
+];
+
+/// For `check_rapkey_text` (see `rapkey_regression_texts` for the long ones).
+const RAPKEY_TEXT: &[&str] = &[
+    "ord.cn.sh.202407.8842-2", // the README's example
+    "ord.cn.sh.202407.8842-3", // its check character is 2
+    "ORD.CN.SH.202407.8842-2", // upper case: only to_rapkey accepts it
+    " ord.cn.sh.202407.8842-2\u{3000}",
+    "\u{a0}ord.cn.sh.202407.8842-2\n",
+    "ord.cn.sh.202407.8842-2\0",
+    "ord.cn.sh.202407.8842-2 -2",
+    "ord.cn.sh.202407.8842",
+    "ord.a.b.c.d",     // a prefix with room for the number
+    "ord.a.b.c.d.e",   // five segments: a range prefix, no room for the number
+    "ord.a.b.c.d.e.f", // six segments
+    "ord",
+    "o",
+    "abcdefghi.cn", // a type of 9 letters
+    "o1.cn",
+    "ab.c-",
+    "ab.c-0",
+    "ab.c-~",
+    "ab.c--",
+    "ab.c-00",
+    "ord..cn-0",
+    "ord.cn.-0",
+    ".cn-0",
+    "ord.-0",
+    "ord-0",
+    "-",
+    "~",
+    ".",
+    "",
+    " ",
+    "or\u{212a}.cn", // KELVIN SIGN: k under Unicode lowercasing, not under ASCII's
+    "ord.\u{212a}-0",
+    "ord\u{e9}.cn",
+    "ord.cn\u{a0}.sh",
+];
+
+/// For `check_rapkey_bytes`: bytes that are not UTF-8, some of them a symbol with the high
+/// bit set.
+const RAPKEY_BYTES: &[&[u8]] = &[
+    b"ord.cn-\xff",
+    b"or\xe9.cn-0",
+    b"ord.cn.\x80-0",
+    b"ord.cn.\xae-0",
+    b"ord.c\xee-0",
+    b"ord.cn.sh.202407.8842-2\xff",
+    b"\xc3",
+    b"\xed\xa0\x80", // a UTF-16 surrogate in UTF-8 form
+];
+
+/// For `check_rapkey_parts`: a type and its segments.
+const RAPKEY_PARTS: &[(&str, &[&str])] = &[
+    ("ord", &["cn", "sh", "202407", "8842"]),
+    (" ORD ", &["CN", " sh\u{3000}", "202407\t"]),
+    ("ord", &[]),
+    ("ord", &["a", "b", "c", "d", "e"]),
+    ("ord", &["a", "b", "c", "d", "e", "f"]),
+    ("ord", &[""]),
+    ("ord", &[" "]),
+    ("", &["cn"]),
+    ("ord", &["c.n"]),
+    ("ord", &["c-n"]),
+    ("ord", &["cn\0"]),
+    ("or\u{212a}", &["cn"]),
+    ("ord", &["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]), // 32 characters
+    ("ord", &["aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]), // 33
+];
+
+/// For `check_xid_parts`: time, machine, pid, counter.
+const XID_PARTS: &[(i64, &[u8], i64, i64)] = &[
+    (0, &[0, 0, 0], 0, 0),
+    (4_294_967_295, &[0xff, 0xff, 0xff], 65_535, 0xff_ffff),
+    (4_294_967_296, &[0, 0, 0], 0, 0),
+    (-1, &[0, 0, 0], 0, 0),
+    (0, &[1, 2], 0, 0),
+    (0, &[1, 2, 3, 4], 0, 0),
+    (0, &[], 0, 0),
+    (0, &[0, 0, 0], 65_536, 0),
+    (0, &[0, 0, 0], -1, 0),
+    (0, &[0, 0, 0], 0, 0x100_0000),
+    (0, &[0, 0, 0], 0, -1),
+    (i64::MIN, &[0, 0, 0], i64::MIN, i64::MIN),
+    (i64::MAX, &[0, 0, 0], i64::MAX, i64::MAX),
+];
+
+const E: i64 = snowflake::DEFAULT_EPOCH_MS;
+const LAST_MS: i64 = E + snowflake::MAX_TIMESTAMP as i64;
+
+/// For `check_snowflake`: id, epoch, unix millisecond.
+const SNOWFLAKE: &[(i64, i64, i64)] = &[
+    (0, E, E),
+    (0, E, E - 1),
+    (i64::MIN, E, i64::MIN),
+    (-1, E, LAST_MS),
+    (i64::MAX, E, LAST_MS + 1),
+    (i64::MAX, E, i64::MAX),
+    (i64::MAX, snowflake::MAX_EPOCH_MS, i64::MAX),
+    (i64::MAX, snowflake::MAX_EPOCH_MS + 1, 0),
+    (1, -1, 0),
+    (4095, 0, 0),
+    (4096, 0, 1),
+    ((1 << 22) - 1, i64::MIN, i64::MIN),
+];
+
+/// A grammatical body of `len` characters: a type of 8 letters, then segments of up to 32.
+fn body_of_len(len: usize, symbol: char) -> String {
+    let mut body = "zzzzzzzz".to_string();
+    while body.len() < len {
+        body.push('.');
+        let room = (len - body.len()).clamp(1, 32);
+        body.extend(std::iter::repeat_n(symbol, room));
+    }
+    body
+}
+
+/// Keys and bodies of lengths where the fast check's Damm sum is reduced (every 48 symbols)
+/// and where the length limits are (a body of 126, a key of 128).
+fn rapkey_regression_texts() -> Vec<String> {
+    let mut out = Vec::new();
+    for len in [47, 48, 49, 95, 96, 97, 125, 126, 127] {
+        for symbol in ['z', '9', '0'] {
+            let body = body_of_len(len, symbol);
+            let check = ref_check_char(&body).unwrap_or('0');
+            let wrong = if check == '0' { '1' } else { '0' };
+            out.push(format!("{body}-{check}"));
+            out.push(format!("{body}-{wrong}"));
+            out.push(body);
+        }
+    }
+    out
+}
+
+fn holds(input: impl std::fmt::Debug, result: Result<(), TestCaseError>) {
+    if let Err(e) = result {
+        panic!("regression input {input:?}: {e}");
+    }
+}
+
+#[test]
+fn regressions() {
+    for text in XID_TEXT {
+        holds(text, check_xid_text(text));
+    }
+    for text in RAPKEY_TEXT {
+        holds(text, check_rapkey_text(text));
+    }
+    for text in rapkey_regression_texts() {
+        holds(&text, check_rapkey_text(&text));
+    }
+    for bytes in RAPKEY_BYTES {
+        holds(bytes, check_rapkey_bytes(bytes));
+    }
+    for (kind, segments) in RAPKEY_PARTS {
+        let segments: Vec<String> = segments.iter().map(|s| s.to_string()).collect();
+        holds((kind, &segments), check_rapkey_parts(kind, &segments));
+    }
+    for &(time, machine, pid, counter) in XID_PARTS {
+        holds(
+            (time, machine, pid, counter),
+            check_xid_parts(time, machine, pid, counter),
+        );
+    }
+    for &(id, epoch, unix_ms) in SNOWFLAKE {
+        holds((id, epoch, unix_ms), check_snowflake(id, epoch, unix_ms));
+    }
+    // The README's example, checked against the reference by hand as well.
+    assert!(ref_valid("ord.cn.sh.202407.8842-2") && rapkey::is_valid("ord.cn.sh.202407.8842-2"));
 }

@@ -28,7 +28,7 @@ impl<T> SpinLocked<T> {
         let mut spins = 0u32;
         while !self.try_acquire() {
             spins += 1;
-            if spins % 128 == 0 {
+            if spins.is_multiple_of(128) {
                 // The holder may have been descheduled: give it the CPU.
                 std::thread::yield_now();
             } else {

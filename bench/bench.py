@@ -176,8 +176,15 @@ def generate(conn, s: Scale, gens: dict[str, str]) -> None:
     per_id = (statistics.median(t["gen_snowflake()"]) - statistics.median(t["bare series"])) / n * 1e9
     R.add(w, "cost per id above the bare series", "gen_snowflake()", per_id, "ns/id", statistics.median(above),
           "clock_timestamp()")
-    rate = statistics.median(n / x / 1000 for x in t["gen_snowflake()"])
-    R.add(w, "Snowflake ids per ms, one session (format: 4096)", "gen_snowflake()", rate, "ids/ms",
+    # The format's cap is 4096 ids per millisecond of the ids' own clock. A query's wall time
+    # also holds generate_series materializing its rows before the first call, so the rate
+    # against the format is read from the ids: how many there are per millisecond they span.
+    wall = statistics.median(n / x / 1000 for x in t["gen_snowflake()"])
+    R.add(w, "Snowflake ids per ms of query time, series included", "gen_snowflake()", wall, "ids/ms")
+    span_sql = f"""SELECT count(*)::float8 / (max(x >> 22) - min(x >> 22) + 1)
+                   FROM (SELECT gen_snowflake() AS x FROM generate_series(1, {n})) s"""
+    rate = statistics.median(q1(conn, span_sql) for _ in range(s.rounds))
+    R.add(w, "Snowflake ids per ms they span, one session (format: 4096)", "gen_snowflake()", rate, "ids/ms",
           rate / 4096, "4096/ms", ">= 0.8x 4096/ms", rate >= 0.8 * 4096)
     conn.execute("DROP SEQUENCE bench_seq")
 

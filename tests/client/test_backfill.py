@@ -238,6 +238,51 @@ def test_waits_for_a_locked_row_then_finishes(db):
                 WHERE relation = 'held'::regclass""").fetchone()[0] == 3
 
 
+def test_gives_up_after_20_lock_timeouts_in_a_row(db):
+    with connect(dbname=db) as conn:
+        conn.execute("CREATE TABLE stuck (id int PRIMARY KEY, xid xid12)")
+        conn.execute("INSERT INTO stuck SELECT g FROM generate_series(1, 300) g")
+    with connect(dbname=db) as holder:
+        holder.execute("BEGIN")
+        holder.execute("SELECT * FROM stuck WHERE id = 1 FOR UPDATE")
+        with connect(dbname=db) as conn:
+            started = time.monotonic()
+            with pytest.raises(psycopg.errors.LockNotAvailable) as raised:
+                conn.execute("CALL idgen_backfill('stuck', 'xid', 'gen_xid12()', lock_timeout => '10ms')")
+            # 20 tries, each a 10 ms timeout and a 0.1 s wait.
+            assert time.monotonic() - started >= 20 * 0.11 - 0.2
+            assert "after 20 lock timeouts in a row" in raised.value.diag.message_primary
+            assert conn.execute("SELECT count(xid) FROM stuck").fetchone()[0] == 0
+        holder.execute("COMMIT")
+
+
+def test_pause_between_batches(db):
+    with connect(dbname=db) as conn:
+        conn.execute("CREATE TABLE paused (id int PRIMARY KEY, xid xid12)")
+        conn.execute("INSERT INTO paused SELECT g FROM generate_series(1, 300) g")
+        started = time.monotonic()
+        conn.execute("CALL idgen_backfill('paused', 'xid', 'gen_xid12()', batch_size => 100, pause => '0.3 s')")
+        # A pause after each of the 3 batches that filled rows.
+        assert time.monotonic() - started >= 0.9
+        assert conn.execute("SELECT count(DISTINCT xid) FROM paused").fetchone()[0] == 300
+
+
+def test_error_then_resume(db):
+    with connect(dbname=db) as conn:
+        conn.execute("CREATE TABLE failing (id int PRIMARY KEY, xid xid12)")
+        conn.execute("INSERT INTO failing SELECT g FROM generate_series(1, 5000) g")
+        # The expression fails on row 2500: the batches before it stay committed.
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            conn.execute("""CALL idgen_backfill('failing', 'xid',
+                'CASE WHEN id = 2500 THEN (1 / (id - 2500))::text::xid12 ELSE gen_xid12() END', batch_size => 1000)""")
+        before = dict(conn.execute("SELECT id, xid FROM failing WHERE xid IS NOT NULL").fetchall())
+        assert sorted(before) == list(range(1, 2001))
+        conn.execute("CALL idgen_backfill('failing', 'xid', 'gen_xid12()', batch_size => 1000)")
+        after = dict(conn.execute("SELECT id, xid FROM failing").fetchall())
+        assert len(set(after.values())) == 5000 and None not in after.values()
+        assert all(after[k] == v for k, v in before.items()), "a row filled before the error changed"
+
+
 BAD_CALLS = [
     ("parted", "xid", "gen_xid12()", "", "0A000"),
     ("no_such_table", "xid", "gen_xid12()", "", "42P01"),

@@ -118,9 +118,6 @@ fn rapkey_is_valid(key: &[u8]) -> bool {
 // ---------------------------------------------------------------------------------------
 // The domain's CHECK
 
-/// The name sql/rapkey.sql gives the domain's CHECK constraint (the rapkey regression test
-/// shows both side by side).
-const DOMAIN_CONSTRAINT: &std::ffi::CStr = c"rapkey_check";
 const DOMAIN_HINT: &str = "A rapkey is type.segment[.segment...]-c: a type of 2 to 8 letters, \
                            1 to 5 segments of [a-z0-9], and a check character.";
 
@@ -134,6 +131,8 @@ struct Violation {
     hint: *const c_char,
     /// The rapkey domain's type, `InvalidOid` if it cannot be found.
     domain: pg_sys::Oid,
+    /// The name of the domain's constraint that runs this check; null if it cannot be found.
+    constraint: *const c_char,
 }
 
 /// `rapkey_domain_check(text)`, the domain's CHECK: true, or an error saying what is wrong (a
@@ -172,8 +171,8 @@ pub unsafe extern "C-unwind" fn rapkey_domain_check_wrapper(
             if !violation.hint.is_null() {
                 ffi::errhint(c"%s".as_ptr(), violation.hint);
             }
-            if violation.domain != pg_sys::InvalidOid {
-                ffi::errdomainconstraint(violation.domain, DOMAIN_CONSTRAINT.as_ptr());
+            if violation.domain != pg_sys::InvalidOid && !violation.constraint.is_null() {
+                ffi::errdomainconstraint(violation.domain, violation.constraint);
             }
             // PostgreSQL keeps these pointers, as it does C's __FILE__ and __func__.
             ffi::errfinish(
@@ -203,6 +202,7 @@ unsafe extern "C-unwind" fn check_domain_value(fcinfo: pg_sys::FunctionCallInfo)
         detail: std::ptr::null(),
         hint: std::ptr::null(),
         domain: pg_sys::InvalidOid,
+        constraint: std::ptr::null(),
     };
     // SAFETY: argument 0 of rapkey_domain_check(text) is a text (NULL never arrives: STRICT).
     let Some(bytes) = (unsafe { text_arg(fcinfo) }) else {
@@ -219,10 +219,18 @@ unsafe extern "C-unwind" fn check_domain_value(fcinfo: pg_sys::FunctionCallInfo)
     // SAFETY: the current memory context is the caller's, valid for the call.
     let palloc =
         |s: &str| unsafe { PgMemoryContexts::CurrentMemoryContext.pstrdup(&s.replace('\0', "")) };
+    // SAFETY: fcinfo is fmgr's.
+    let (domain, constraint) = unsafe { domain_and_constraint(fcinfo) };
+    let named = if constraint.is_null() {
+        String::new()
+    } else {
+        // SAFETY: a NUL-terminated name from the catalog, copied into this memory context.
+        let name = unsafe { std::ffi::CStr::from_ptr(constraint) };
+        format!(" \"{}\"", name.to_string_lossy())
+    };
     Violation {
         message: palloc(&format!(
-            "value for domain rapkey violates check constraint \"{}\"",
-            DOMAIN_CONSTRAINT.to_string_lossy()
+            "value for domain rapkey violates check constraint{named}"
         )),
         detail: palloc(&format!("{}: {}", quoted(&key), why(&error))),
         hint: if error.is_checksum() {
@@ -230,8 +238,8 @@ unsafe extern "C-unwind" fn check_domain_value(fcinfo: pg_sys::FunctionCallInfo)
         } else {
             palloc(DOMAIN_HINT)
         },
-        // SAFETY: fcinfo is fmgr's.
-        domain: unsafe { domain_type(fcinfo) },
+        domain,
+        constraint,
     }
 }
 
@@ -253,23 +261,46 @@ unsafe fn text_arg<'a>(fcinfo: pg_sys::FunctionCallInfo) -> Option<&'a [u8]> {
     }
 }
 
-/// The rapkey domain: the type `rapkey` in the schema of the function being called (the
-/// extension's), `InvalidOid` if there is none.
-unsafe fn domain_type(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Oid {
+/// The rapkey domain (the type `rapkey` in the schema of the function being called, the
+/// extension's) and the name of its CHECK constraint that calls this function, as
+/// sql/rapkey.sql names it: `InvalidOid` and null where there is none.
+unsafe fn domain_and_constraint(fcinfo: pg_sys::FunctionCallInfo) -> (pg_sys::Oid, *const c_char) {
     unsafe {
         let flinfo = (*fcinfo).flinfo;
         if flinfo.is_null() {
-            return pg_sys::InvalidOid;
+            return (pg_sys::InvalidOid, std::ptr::null());
         }
-        let namespace = pg_sys::get_func_namespace((*flinfo).fn_oid);
-        pg_sys::GetSysCacheOid(
+        let function = (*flinfo).fn_oid;
+        let domain = pg_sys::GetSysCacheOid(
             pg_sys::SysCacheIdentifier::TYPENAMENSP as c_int,
             pg_sys::Anum_pg_type_oid as pg_sys::AttrNumber,
             pg_sys::Datum::from(c"rapkey".as_ptr()),
-            pg_sys::Datum::from(namespace),
+            pg_sys::Datum::from(pg_sys::get_func_namespace(function)),
             pg_sys::Datum::from(0),
             pg_sys::Datum::from(0),
-        )
+        );
+        if domain == pg_sys::InvalidOid {
+            return (domain, std::ptr::null());
+        }
+        // The type cache holds the domain's constraints (loaded to run this very check). The
+        // reference lives in palloc'd memory: it registers a reset callback of the memory
+        // context, which points into it.
+        let reference = pg_sys::palloc0(std::mem::size_of::<pg_sys::DomainConstraintRef>())
+            .cast::<pg_sys::DomainConstraintRef>();
+        pg_sys::InitDomainConstraintRef(domain, reference, pg_sys::CurrentMemoryContext, false);
+        let constraints =
+            pgrx::PgList::<pg_sys::DomainConstraintState>::from_pg((*reference).constraints);
+        for c in constraints.iter_ptr() {
+            let expr = (*c).check_expr.cast::<pg_sys::Node>();
+            if (*c).constrainttype == pg_sys::DomainConstraintType::DOM_CONSTRAINT_CHECK
+                && !expr.is_null()
+                && (*expr).type_ == pg_sys::NodeTag::T_FuncExpr
+                && (*expr.cast::<pg_sys::FuncExpr>()).funcid == function
+            {
+                return (domain, pg_sys::pstrdup((*c).name));
+            }
+        }
+        (domain, std::ptr::null())
     }
 }
 

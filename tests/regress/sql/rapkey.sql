@@ -21,6 +21,13 @@ SELECT rapkey_is_valid(NULL) IS NULL AS strict;
 SELECT 'ord.cn.sh.202407.8842-3'::rapkey;
 -- The constraint the error names is the domain's own.
 SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE contypid = 'rapkey'::regtype;
+-- The name comes from the catalog (sql/rapkey.sql writes it once): a renamed constraint, and
+-- another CHECK beside it, change what the error says and which constraint it names.
+ALTER DOMAIN rapkey RENAME CONSTRAINT rapkey_check TO rapkey_renamed;
+ALTER DOMAIN rapkey ADD CONSTRAINT a_short_one CHECK (length(VALUE) < 100);
+SELECT 'ord.cn.sh.202407.8842-3'::rapkey;
+ALTER DOMAIN rapkey DROP CONSTRAINT a_short_one;
+ALTER DOMAIN rapkey RENAME CONSTRAINT rapkey_renamed TO rapkey_check;
 SELECT 'ord.cn.sh.202407.8842'::rapkey;
 SELECT 'ORD.cn.sh.202407.8842-2'::rapkey;
 SELECT 'ord..sh-2'::rapkey;

@@ -3,7 +3,8 @@
 
 -- idgen_backfill no longer depends on the caller's search_path for anything but the caller's
 -- value expression: the statements it writes name the table and the cursor's types with their
--- schemas, the ctid casts are qualified, and the procedure's variables have qualified types.
+-- schemas, the casts of the cursor's key values to text are qualified, and the procedure's
+-- variables have qualified types.
 -- An unknown order_by column is quoted to at most 40 characters in its error. Each object is
 -- the same as in a fresh 0.4.0 install (sql/backfill.sql).
 

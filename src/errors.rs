@@ -80,6 +80,8 @@ pub mod ffi {
         pub fn errhint(fmt: *const c_char, ...) -> c_int;
         /// The schema, type and constraint names of a domain's CHECK violation.
         pub fn errdomainconstraint(datatype: Oid, conname: *const c_char) -> c_int;
+        /// The schema and type names of an error about a type.
+        pub fn errdatatype(datatype: Oid) -> c_int;
     }
 }
 

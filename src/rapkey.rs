@@ -122,10 +122,9 @@ const DOMAIN_HINT: &str = "A rapkey is type.segment[.segment...]-c: a type of 2 
                            1 to 5 segments of [a-z0-9], and a check character.";
 
 /// A failed domain check, worded and ready to raise: palloc'd strings and plain values, so
-/// the frame that raises it owns nothing to drop. `message` is null when the key is valid.
+/// the frame that raises it owns nothing to drop. `detail` is null when the key is valid.
 #[repr(C)]
 struct Violation {
-    message: *const c_char,
     detail: *const c_char,
     /// Null: no hint (a wrong check character needs none).
     hint: *const c_char,
@@ -158,7 +157,7 @@ pub unsafe extern "C-unwind" fn rapkey_domain_check_wrapper(
 ) -> pg_sys::Datum {
     // SAFETY: fcinfo is fmgr's; check_domain_value is guarded.
     let violation = unsafe { check_domain_value(fcinfo) };
-    if violation.message.is_null() {
+    if violation.detail.is_null() {
         return pg_sys::Datum::from(true);
     }
     // SAFETY: the strings are palloc'd in the current memory context, which outlives the
@@ -166,13 +165,25 @@ pub unsafe extern "C-unwind" fn rapkey_domain_check_wrapper(
     unsafe {
         if ffi::errstart(PgLogLevel::ERROR as c_int, c"pg_idgen".as_ptr()) {
             ffi::errcode(PgSqlErrorCode::ERRCODE_CHECK_VIOLATION as c_int);
-            ffi::errmsg(c"%s".as_ptr(), violation.message);
+            // The name as the catalog holds it, in the server's encoding.
+            if violation.constraint.is_null() {
+                ffi::errmsg(c"value for domain rapkey violates check constraint".as_ptr());
+            } else {
+                ffi::errmsg(
+                    c"value for domain rapkey violates check constraint \"%s\"".as_ptr(),
+                    violation.constraint,
+                );
+            }
             ffi::errdetail(c"%s".as_ptr(), violation.detail);
             if !violation.hint.is_null() {
                 ffi::errhint(c"%s".as_ptr(), violation.hint);
             }
-            if violation.domain != pg_sys::InvalidOid && !violation.constraint.is_null() {
-                ffi::errdomainconstraint(violation.domain, violation.constraint);
+            if violation.domain != pg_sys::InvalidOid {
+                if violation.constraint.is_null() {
+                    ffi::errdatatype(violation.domain);
+                } else {
+                    ffi::errdomainconstraint(violation.domain, violation.constraint);
+                }
             }
             // PostgreSQL keeps these pointers, as it does C's __FILE__ and __func__.
             ffi::errfinish(
@@ -198,7 +209,6 @@ pub extern "C" fn pg_finfo_rapkey_domain_check_wrapper() -> &'static pg_sys::Pg_
 #[pg_guard]
 unsafe extern "C-unwind" fn check_domain_value(fcinfo: pg_sys::FunctionCallInfo) -> Violation {
     let valid = Violation {
-        message: std::ptr::null(),
         detail: std::ptr::null(),
         hint: std::ptr::null(),
         domain: pg_sys::InvalidOid,
@@ -221,17 +231,7 @@ unsafe extern "C-unwind" fn check_domain_value(fcinfo: pg_sys::FunctionCallInfo)
         |s: &str| unsafe { PgMemoryContexts::CurrentMemoryContext.pstrdup(&s.replace('\0', "")) };
     // SAFETY: fcinfo is fmgr's.
     let (domain, constraint) = unsafe { domain_and_constraint(fcinfo) };
-    let named = if constraint.is_null() {
-        String::new()
-    } else {
-        // SAFETY: a NUL-terminated name from the catalog, copied into this memory context.
-        let name = unsafe { std::ffi::CStr::from_ptr(constraint) };
-        format!(" \"{}\"", name.to_string_lossy())
-    };
     Violation {
-        message: palloc(&format!(
-            "value for domain rapkey violates check constraint{named}"
-        )),
         detail: palloc(&format!("{}: {}", quoted(&key), why(&error))),
         hint: if error.is_checksum() {
             std::ptr::null()

@@ -70,10 +70,12 @@ DROP TABLE walked;
 -- Hostile types: domains named like the built-in types that idgen_backfill's statements and
 -- variables use, whose CHECK warns when a value is cast to one; and a table named like a
 -- temporary table, in a schema before pg_temp, whose trigger warns when a batch updates it.
+-- A new session: PL/pgSQL resolves a procedure's variable types when it first compiles it in
+-- a session, so the procedure must not have run yet.
+\c -
 CREATE FUNCTION hostile.warn_check() RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN RAISE WARNING 'hostile domain check ran'; RETURN true; END $$;
 CREATE DOMAIN hostile.text AS pg_catalog.text CHECK (hostile.warn_check());
-CREATE DOMAIN hostile.uuid AS pg_catalog.uuid CHECK (hostile.warn_check());
 CREATE DOMAIN hostile.tid AS pg_catalog.tid CHECK (hostile.warn_check());
 CREATE DOMAIN hostile.regtype AS pg_catalog.regtype CHECK (hostile.warn_check());
 CREATE TABLE keyed (id uuid PRIMARY KEY, made timestamptz NOT NULL, x xid12);

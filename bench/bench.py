@@ -250,7 +250,7 @@ def insert(conn, s: Scale, schemes: dict[str, tuple[str, str]]) -> None:
 
     t = alternate({k: case(k, n, True) for k in schemes}, s.big_rounds,
                   warmup={k: case(k, max(n // 20, 1000), False) for k in schemes})
-    base = "uuidv7()" if "uuidv7()" in schemes else "gen_random_uuid()"
+    base = "uuidv7()" if "uuidv7()" in schemes else "uuid gen_random_uuid()"
     sizes = {}
     for name in schemes:
         tb = table(name)

@@ -38,6 +38,12 @@ def legacy_table(conn, name: str, rows: int) -> None:
     conn.execute(f"ALTER TABLE {name} ADD COLUMN xid xid12")
 
 
+def numbered_table(conn, name: str, rows: int) -> None:
+    """A table keyed by 1..rows, with an empty xid12 column to fill."""
+    conn.execute(f"CREATE TABLE {name} (id int PRIMARY KEY, xid xid12)")
+    conn.execute(f"INSERT INTO {name} SELECT g FROM generate_series(1, {rows}) g")
+
+
 def out_of_order(conn, table: str) -> int:
     """Rows whose created_at is earlier than that of the row before them in xid order, except
     where the README says it may be: two ids of one second on either side of a wrap of the
@@ -201,8 +207,7 @@ def test_identifiers_are_quoted(db):
 
 def test_statement_timeout_applies_to_each_batch(db):
     with connect(dbname=db) as conn:
-        conn.execute("CREATE TABLE timed (id int PRIMARY KEY, xid xid12)")
-        conn.execute("INSERT INTO timed SELECT g FROM generate_series(1, 1000) g")
+        numbered_table(conn, "timed", 1000)
         conn.execute("""CREATE FUNCTION slow_xid(seconds float8) RETURNS xid12 LANGUAGE sql VOLATILE
             AS $$ SELECT gen_xid12() FROM pg_sleep(seconds) $$""")
         # A batch longer than its statement_timeout is cancelled, and nothing of it stays.
@@ -221,8 +226,7 @@ def test_statement_timeout_applies_to_each_batch(db):
 
 def test_waits_for_a_locked_row_then_finishes(db):
     with connect(dbname=db) as conn:
-        conn.execute("CREATE TABLE held (id int PRIMARY KEY, xid xid12)")
-        conn.execute("INSERT INTO held SELECT g FROM generate_series(1, 3000) g")
+        numbered_table(conn, "held", 3000)
     with connect(dbname=db) as holder:
         holder.execute("BEGIN")
         holder.execute("SELECT * FROM held WHERE id = 1500 FOR UPDATE")
@@ -240,8 +244,7 @@ def test_waits_for_a_locked_row_then_finishes(db):
 
 def test_gives_up_after_20_lock_timeouts_in_a_row(db):
     with connect(dbname=db) as conn:
-        conn.execute("CREATE TABLE stuck (id int PRIMARY KEY, xid xid12)")
-        conn.execute("INSERT INTO stuck SELECT g FROM generate_series(1, 300) g")
+        numbered_table(conn, "stuck", 300)
     with connect(dbname=db) as holder:
         holder.execute("BEGIN")
         holder.execute("SELECT * FROM stuck WHERE id = 1 FOR UPDATE")
@@ -258,8 +261,7 @@ def test_gives_up_after_20_lock_timeouts_in_a_row(db):
 
 def test_pause_between_batches(db):
     with connect(dbname=db) as conn:
-        conn.execute("CREATE TABLE paused (id int PRIMARY KEY, xid xid12)")
-        conn.execute("INSERT INTO paused SELECT g FROM generate_series(1, 300) g")
+        numbered_table(conn, "paused", 300)
         started = time.monotonic()
         conn.execute("CALL idgen_backfill('paused', 'xid', 'gen_xid12()', batch_size => 100, pause => '0.3 s')")
         # A pause after each of the 3 batches that filled rows.
@@ -269,8 +271,7 @@ def test_pause_between_batches(db):
 
 def test_error_then_resume(db):
     with connect(dbname=db) as conn:
-        conn.execute("CREATE TABLE failing (id int PRIMARY KEY, xid xid12)")
-        conn.execute("INSERT INTO failing SELECT g FROM generate_series(1, 5000) g")
+        numbered_table(conn, "failing", 5000)
         # The expression fails on row 2500: the batches before it stay committed.
         with pytest.raises(psycopg.errors.DivisionByZero):
             conn.execute("""CALL idgen_backfill('failing', 'xid',
@@ -345,8 +346,7 @@ def test_unknown_column_error_quotes_a_long_name_short(db):
 
 def test_progress_notices_while_running(db):
     with connect(dbname=db) as conn:
-        conn.execute("CREATE TABLE reported (id int PRIMARY KEY, xid xid12)")
-        conn.execute("INSERT INTO reported SELECT g FROM generate_series(1, 3000) g")
+        numbered_table(conn, "reported", 3000)
         notices = []
         conn.add_notice_handler(lambda d: notices.append(d.message_primary))
         conn.execute("CALL idgen_backfill('reported', 'xid', 'gen_xid12()', batch_size => 1000, report_every => '0')")
@@ -360,8 +360,7 @@ def test_progress_notices_while_running(db):
 
 def test_inside_a_transaction_block_changes_nothing(db):
     with connect(dbname=db) as conn:
-        conn.execute("CREATE TABLE in_block (id int PRIMARY KEY, xid xid12)")
-        conn.execute("INSERT INTO in_block SELECT g FROM generate_series(1, 100) g")
+        numbered_table(conn, "in_block", 100)
         with pytest.raises(psycopg.errors.InvalidTransactionTermination):
             with conn.transaction():
                 conn.execute("CALL idgen_backfill('in_block', 'xid', 'gen_xid12()')")

@@ -144,6 +144,20 @@ BEGIN
     ELSIF kind IS DISTINCT FROM 'r' THEN
         RAISE EXCEPTION '"%" is not a table', rel USING ERRCODE = 'wrong_object_type';
     END IF;
+    -- Citus: the rows of a distributed or reference table are in shards, out of the batches'
+    -- reach (they find rows by ctid). A hash-distributed table is filled shard by shard.
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        SELECT p.partmethod INTO kind FROM pg_dist_partition p WHERE p.logicalrelid = relation;
+        IF kind = 'n' THEN
+            RAISE EXCEPTION 'idgen_backfill cannot fill the Citus reference table "%"', rel
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Fill the column before create_reference_table(), or with UPDATE statements through Citus.';
+        ELSIF kind IS NOT NULL THEN
+            RAISE EXCEPTION 'idgen_backfill cannot fill the Citus distributed table "%" from here', rel
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = format('Fill it shard by shard on the nodes that hold them, from the coordinator: SELECT * FROM run_command_on_shards(%L, $cmd$CALL %I.idgen_backfill(%L, ...)$cmd$).', rel, '@extschema@', '%s');
+        END IF;
+    END IF;
     PERFORM @extschema@.idgen_backfill_column(relation, target_column);
 
     SELECT array_agg(a.attname ORDER BY k.n) INTO pk

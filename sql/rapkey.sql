@@ -72,3 +72,52 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION rapkey_next(text) IS 'the next key under a prefix: prefix.N-c, N counting from 1 per prefix';
+
+-- Citus: one counter for the whole cluster ---------------------------------------------------
+-- On a Citus cluster every node has its own rapkey_counter, so every node would hand out the
+-- same numbers. Called once on the coordinator, this makes rapkey_counter a Citus reference
+-- table: rapkey_next, unchanged, then increments the one row of its prefix on every node, from
+-- whichever node it is called, holding that row's lock until the transaction ends (so the
+-- numbers stay unique and gapless across the cluster, at the cost of a distributed write and
+-- two-phase commit per call). Numbers the nodes' own counters already handed out are kept:
+-- each prefix starts after the highest of them. Run it before the workers hand out keys, or
+-- while they do not. Without Citus it is an error (there is nothing to share).
+CREATE FUNCTION rapkey_counter_distribute() RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    counter regclass := '@extschema@.rapkey_counter'::regclass;
+    node record;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'Citus is not installed in this database'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Without Citus, rapkey_counter is already the one counter of this database.';
+    END IF;
+    IF EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = counter) THEN
+        RAISE NOTICE 'rapkey_counter is already shared by the cluster';
+        RETURN;
+    END IF;
+    IF NOT citus_is_coordinator() THEN
+        RAISE EXCEPTION 'rapkey_counter_distribute() runs on the coordinator'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    LOCK TABLE @extschema@.rapkey_counter IN EXCLUSIVE MODE;
+    FOR node IN
+        SELECT * FROM run_command_on_workers(format(
+            'SELECT coalesce(json_agg(json_build_array(prefix, last_value)), ''[]'') FROM %s', counter))
+    LOOP
+        IF NOT node.success THEN
+            RAISE EXCEPTION 'cannot read rapkey_counter on node %:%', node.nodename, node.nodeport
+                USING ERRCODE = 'connection_failure', DETAIL = node.result;
+        END IF;
+        INSERT INTO @extschema@.rapkey_counter AS c (prefix, last_value)
+            SELECT e->>0, (e->>1)::bigint FROM json_array_elements(node.result::json) e
+        ON CONFLICT ON CONSTRAINT rapkey_counter_pkey
+            DO UPDATE SET last_value = greatest(c.last_value, excluded.last_value);
+    END LOOP;
+    PERFORM create_reference_table(counter);
+END
+$$;
+COMMENT ON FUNCTION rapkey_counter_distribute() IS 'Citus: makes rapkey_counter one counter shared by every node (a reference table), so that rapkey_next is unique across the cluster';

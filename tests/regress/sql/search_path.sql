@@ -34,6 +34,9 @@ RESET enable_seqscan;
 SET search_path = hostile, pg_catalog, public;
 SELECT rapkey_next('ord.hostile') AS next_key;
 SELECT rapkey_has_prefix(rapkey_build('ord', 'cn', '202407', '1'), 'ord.cn.202407') AS direct_call_catalog_later;
+-- The Citus helpers, without Citus (tests/citus runs them on a cluster).
+SELECT test_helpers.error_of('SELECT rapkey_counter_distribute()') AS counter_distribute;
+SELECT test_helpers.error_of('SELECT * FROM idgen_check_cluster_identities()') AS check_identities;
 RESET search_path;
 -- idgen_backfill and its helpers: hostile copies of the operators their own statements use
 -- (integer keys and counters, text comparisons and concatenation). They warn when they run;

@@ -1,0 +1,110 @@
+# Finding or building Citus for the Citus suite (scripts/test_citus.sh). Source it after
+# scripts/lib.sh and use_postgres; do not run it.
+#
+# ensure_citus sets CITUS_REASON and returns 1 when there is no Citus to test with; otherwise
+# the selected PostgreSQL has citus.so and citus.control. In order it uses:
+#   1. a Citus the PostgreSQL already has;
+#   2. PG_IDGEN_CITUS_SRC, a Citus source tarball (a `git archive` of a release tag);
+#   3. $ROOT/../shared/vendor/citus-*.tar.gz (beside the checkout: CI runs from a clean clone
+#      with shared/ next to it).
+# A tarball is built once per (tarball sha256, PostgreSQL version) into a cache outside the
+# checkout, PG_IDGEN_CITUS_CACHE (default /var/cache/pg_idgen), and copied from there into the
+# PostgreSQL tree on every run, which takes a second. Only the private PostgreSQL builds
+# (target/postgresql) get a Citus copied into them; the system's PostgreSQL must already have it.
+
+CITUS_CACHE=${PG_IDGEN_CITUS_CACHE:-/var/cache/pg_idgen}
+CITUS_REASON=""
+
+citus_installed() {
+    [ -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ] &&
+        [ -f "$("$PG_CONFIG" --sharedir)/extension/citus.control" ]
+}
+
+# The tarball to build from, or nothing.
+citus_tarball() {
+    if [ -n "${PG_IDGEN_CITUS_SRC:-}" ]; then
+        echo "$PG_IDGEN_CITUS_SRC"
+        return
+    fi
+    local f
+    for f in "$ROOT"/../shared/vendor/citus-*.tar.gz; do
+        [ -f "$f" ] && { echo "$f"; return; }
+    done
+    return 0
+}
+
+ensure_citus() {
+    if citus_installed; then
+        return 0
+    fi
+    local tarball sha prefix key cache
+    tarball=$(citus_tarball)
+    if [ -z "$tarball" ]; then
+        CITUS_REASON="PostgreSQL $PG_MAJOR has no Citus, PG_IDGEN_CITUS_SRC is not set and there is no $(cd "$ROOT/.." && pwd)/shared/vendor/citus-*.tar.gz"
+        return 1
+    fi
+    [ -f "$tarball" ] || { CITUS_REASON="PG_IDGEN_CITUS_SRC=$tarball is not a file"; return 1; }
+    if system_postgres; then
+        CITUS_REASON="the system's PostgreSQL $PG_MAJOR has no Citus, and the suite installs one only into the private builds"
+        return 1
+    fi
+    prefix=$(dirname "$("$PG_CONFIG" --bindir)")
+    sha=$(sha256sum "$tarball" | cut -d' ' -f1)
+    key=citus-${sha:0:16}-pg$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9.]+).*/\1/')
+    cache=$CITUS_CACHE/$key
+    if [ ! -f "$cache/.complete" ]; then
+        build_citus "$tarball" "$prefix" "$cache" || { CITUS_REASON="building $tarball failed (log above)"; return 1; }
+    fi
+    say "installing Citus from the cache $cache"
+    copy_citus "$cache/tree" "$prefix"
+    citus_installed || { CITUS_REASON="the cached Citus $cache did not install"; return 1; }
+}
+
+# build_citus TARBALL PREFIX CACHE: configure, make, and `make install DESTDIR=…`; the
+# installed files are kept in CACHE/tree relative to PREFIX.
+build_citus() {
+    local tarball=$1 prefix=$2 cache=$3 work
+    say "building Citus from $tarball for PostgreSQL $PG_MAJOR (once; 5 to 11 minutes on 2 cores)"
+    local missing="" p
+    for p in libzstd-dev liblz4-dev libkrb5-dev; do # the PostgreSQL headers include them
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+    done
+    if [ -n "$missing" ]; then
+        say "installing Debian packages:$missing"
+        $SUDO apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+    fi
+    $SUDO mkdir -p "$CITUS_CACHE"
+    $SUDO chown "$(id -u)" "$CITUS_CACHE"
+    work=$(mktemp -d "$CITUS_CACHE/build.XXXXXX")
+    tar -xzf "$tarball" -C "$work" --no-same-owner
+    local src
+    src=$(find "$work" -mindepth 2 -maxdepth 2 -name configure -printf '%h\n' | head -1)
+    [ -n "$src" ] || { echo "no configure in $tarball" >&2; return 1; }
+    (
+        cd "$src"
+        ./configure PG_CONFIG="$PG_CONFIG" --without-libcurl >"$work/configure.log" 2>&1 ||
+            { tail -30 "$work/configure.log"; exit 1; }
+        make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -40 "$work/make.log"; exit 1; }
+        make install DESTDIR="$work/stage" >"$work/install.log" 2>&1 || { tail -30 "$work/install.log"; exit 1; }
+    ) || return 1
+    rm -rf "$cache.tmp"
+    mkdir -p "$cache.tmp"
+    mv "$work/stage$prefix" "$cache.tmp/tree"
+    echo "$tarball" >"$cache.tmp/source"
+    : >"$cache.tmp/.complete"
+    rm -rf "$cache" "$work"
+    mv "$cache.tmp" "$cache"
+}
+
+# copy_citus FROM PREFIX: every file of FROM into PREFIX, each written beside its target and
+# renamed over it (a running server may have the old library mapped).
+copy_citus() {
+    local from=$1 prefix=$2 f
+    (cd "$from" && find . -type f) | while read -r f; do
+        mkdir -p "$(dirname "$prefix/$f")"
+        cp "$from/$f" "$prefix/$f.citus-tmp"
+        chmod a+r "$prefix/$f.citus-tmp"
+        mv "$prefix/$f.citus-tmp" "$prefix/$f"
+    done
+}

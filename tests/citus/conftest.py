@@ -1,0 +1,55 @@
+"""The three-node Citus cluster that scripts/test_citus.sh starts: node 1 is the coordinator,
+nodes 2 and 3 the workers; node n has pg_idgen.machine_id = n and pg_idgen.worker_id = n."""
+import os
+import threading
+
+import psycopg
+import pytest
+
+PORTS = [int(p) for p in os.environ["PG_IDGEN_CITUS_PORTS"].split()]
+DB = "citus_tests"
+HOST = "127.0.0.1"
+
+
+def connect(node: int = 1, dbname: str = DB, **kw) -> psycopg.Connection:
+    """A connection to node 1, 2 or 3 (autocommit unless told otherwise)."""
+    kw.setdefault("autocommit", True)
+    return psycopg.connect(host=HOST, port=PORTS[node - 1], user="postgres", dbname=dbname, **kw)
+
+
+def run_concurrently(count: int, worker) -> None:
+    """Runs worker(k) for k in 0..count on threads released together; raises their errors."""
+    errors = []
+    barrier = threading.Barrier(count)
+
+    def run(k: int) -> None:
+        try:
+            barrier.wait()
+            worker(k)
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    """A fresh database on every node, Citus in each, the workers added to the coordinator and
+    pg_idgen created on the coordinator only: Citus propagates it to the workers."""
+    for node in (1, 2, 3):
+        with connect(node, "postgres") as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
+            admin.execute(f"CREATE DATABASE {DB}")
+        with connect(node) as conn:
+            conn.execute("CREATE EXTENSION citus")
+    with connect(1) as coord:
+        coord.execute("SELECT citus_set_coordinator_host(%s, %s)", (HOST, PORTS[0]))
+        for port in PORTS[1:]:
+            coord.execute("SELECT citus_add_node(%s, %s)", (HOST, port))
+        coord.execute("CREATE EXTENSION pg_idgen")
+    return PORTS

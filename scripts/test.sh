@@ -34,6 +34,7 @@ run_regress() { # CLUSTER PORT NAME TEST...
 # server or ICU only where they apply.
 preloaded_tests() {
     echo setup xid12_io xid12_index xid12_generate snowflake rapkey search_path encodings permissions
+    echo scale_out
     [ "$PG_MAJOR" -ge 16 ] && echo soft_errors
     [ "$PG_MAJOR" -ge 17 ] && echo on_error
     [ "$HAS_ICU" = yes ] && echo rapkey_icu
@@ -161,6 +162,10 @@ if testing 18; then
     started=$SECONDS
     bash "$ROOT/scripts/reliability.sh" --installed 18
     timings="$timings  PostgreSQL 18 reliability (scripts/reliability.sh): $((SECONDS - started)) s"$'\n'
+    # pg_idgen on a three-node Citus cluster; Citus is built once and cached (scripts/citus.sh).
+    started=$SECONDS
+    bash "$ROOT/scripts/test_citus.sh" --installed 18
+    timings="$timings  PostgreSQL 18 Citus suite (scripts/test_citus.sh): $((SECONDS - started)) s"$'\n'
     # The benchmark suite at its smoke-test scale (release build, no timing assertions): it
     # must keep running as the code changes.
     started=$SECONDS

@@ -40,7 +40,7 @@ ensure_citus() {
     local tarball sha prefix key cache
     tarball=$(citus_tarball)
     if [ -z "$tarball" ]; then
-        CITUS_REASON="PostgreSQL $PG_MAJOR has no Citus, PG_IDGEN_CITUS_SRC is not set and there is no $(cd "$ROOT/.." && pwd)/shared/vendor/citus-*.tar.gz"
+        CITUS_REASON="PostgreSQL $PG_MAJOR has no Citus, PG_IDGEN_CITUS_SRC is not set and there is no $(realpath -m "$ROOT/../shared/vendor")/citus-*.tar.gz"
         return 1
     fi
     [ -f "$tarball" ] || { CITUS_REASON="PG_IDGEN_CITUS_SRC=$tarball is not a file"; return 1; }

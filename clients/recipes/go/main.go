@@ -32,14 +32,47 @@ func must(err error) {
 }
 
 // --- recipe: begin ---
-// firstPage and nextPage: keyset pagination over orders. The first page has no bound; do not
-// start from xid.NilID() (its Value() is NULL, and id > NULL matches nothing).
+// xid.ID binds and scans as it is, with pgx and with database/sql: its Value gives the text,
+// its Scan reads it.
+func insertOrder(ctx context.Context, conn *pgx.Conn, n int) (xid.ID, error) {
+	id := xid.New()
+	_, err := conn.Exec(ctx, `INSERT INTO orders (id, n) VALUES ($1, $2)`, id, n)
+	return id, err
+}
+
+func orderN(ctx context.Context, conn *pgx.Conn, id xid.ID) (n int, err error) {
+	err = conn.QueryRow(ctx, `SELECT n FROM orders WHERE id = $1`, id).Scan(&n)
+	return n, err
+}
+
+func insertOrderSQL(db *sql.DB, id xid.ID, n int) error {
+	_, err := db.Exec(`INSERT INTO orders (id, n) VALUES ($1, $2)`, id, n)
+	return err
+}
+
+// Several ids: bind their text as text[] and cast it.
+func countOrders(ctx context.Context, conn *pgx.Conn, ids []xid.ID) (n int, err error) {
+	texts := make([]string, len(ids))
+	for i, id := range ids {
+		texts[i] = id.String()
+	}
+	err = conn.QueryRow(ctx, `SELECT count(*) FROM orders WHERE id = ANY($1::text[]::xid12[])`, texts).Scan(&n)
+	return n, err
+}
+
+// Keyset pagination. The first page has no bound: do not start after xid.NilID(), whose
+// Value() is NULL (id > NULL matches nothing). Or start at xid12_min('1970-01-01').
 func firstPage(ctx context.Context, conn *pgx.Conn, n int) ([]xid.ID, error) {
 	return page(conn.Query(ctx, `SELECT id FROM orders ORDER BY id LIMIT $1`, n))
 }
 
 func nextPage(ctx context.Context, conn *pgx.Conn, after xid.ID, n int) ([]xid.ID, error) {
 	return page(conn.Query(ctx, `SELECT id FROM orders WHERE id > $1 ORDER BY id LIMIT $2`, after, n))
+}
+
+func firstPageFromEpoch(ctx context.Context, conn *pgx.Conn, n int) ([]xid.ID, error) {
+	return page(conn.Query(ctx,
+		`SELECT id FROM orders WHERE id >= xid12_min('1970-01-01 00:00:00+00') ORDER BY id LIMIT $1`, n))
 }
 
 func page(rows pgx.Rows, err error) ([]xid.ID, error) {
@@ -69,15 +102,13 @@ func main() {
 	_, err = conn.Exec(ctx, `CREATE TEMP TABLE orders (id xid12 PRIMARY KEY, n int NOT NULL)`)
 	must(err)
 
-	// --- recipe: begin ---
-	// pgx: xid.ID binds and scans as it is (its Valuer gives the text, its Scanner reads it).
-	id := xid.New()
-	_, err = conn.Exec(ctx, `INSERT INTO orders (id, n) VALUES ($1, $2)`, id, 1)
+	id, err := insertOrder(ctx, conn, 1)
 	must(err)
+	n, err := orderN(ctx, conn, id)
+	must(err)
+	check(n == 1, "orderN(%s) = %d, want 1", id, n)
 	var got xid.ID
-	err = conn.QueryRow(ctx, `SELECT id FROM orders WHERE id = $1`, id).Scan(&got)
-	must(err)
-	// --- recipe: end ---
+	must(conn.QueryRow(ctx, `SELECT id FROM orders WHERE n = 1`).Scan(&got))
 	check(got == id, "pgx round trip: %s != %s", got, id)
 	var stored []byte
 	must(conn.QueryRow(ctx, `SELECT id::bytea FROM orders WHERE id = $1`, id).Scan(&stored))
@@ -111,7 +142,7 @@ func main() {
 	check(exampleHex == "4d88e15b60f486e428412dc9", "rs/xid's example id is %s in the server", exampleHex)
 	fmt.Printf("byte-exact round trip: %d ids\n", len(samples)+2)
 
-	// Ids made in Go and ids made in the server, together: 1,000 seconds, some arbitrary bytes.
+	// Ids made in Go (200, this second) and by the server (800, of 800 different minutes).
 	want := []xid.ID{id}
 	for i := 1; i <= 200; i++ {
 		goID := xid.New()
@@ -132,14 +163,10 @@ func main() {
 	must(rows.Err())
 	sort.Slice(want, func(i, j int) bool { return want[i].Compare(want[j]) < 0 })
 
-	// --- recipe: begin ---
-	// An array: bind the ids' text as text[] and cast it.
-	ids := []string{want[0].String(), want[1].String(), want[2].String()}
-	var count int
-	err = conn.QueryRow(ctx, `SELECT count(*) FROM orders WHERE id = ANY($1::text[]::xid12[])`, ids).Scan(&count)
+	count, err := countOrders(ctx, conn, append(want[:3:3], xid.New()))
 	must(err)
-	// --- recipe: end ---
 	check(count == 3, "ANY($1::text[]::xid12[]) found %d rows, want 3", count)
+	ids := []string{want[0].String(), want[1].String(), want[2].String()}
 
 	// Pagination from the first page, in the server's order, which is xid.ID's Compare order.
 	var paged []xid.ID
@@ -165,12 +192,7 @@ func main() {
 	trap, err := nextPage(ctx, conn, xid.NilID(), 100)
 	must(err)
 	check(len(trap) == 0, "a page after NilID() returned %d rows; the trap is gone?", len(trap))
-	var fromEpoch []xid.ID
-	// --- recipe: begin ---
-	// Or a bound that is before every id: the smallest id of 1970-01-01 00:00:00 UTC.
-	fromEpoch, err = page(conn.Query(ctx,
-		`SELECT id FROM orders WHERE id >= xid12_min('1970-01-01 00:00:00+00') ORDER BY id LIMIT $1`, 100))
-	// --- recipe: end ---
+	fromEpoch, err := firstPageFromEpoch(ctx, conn, 100)
 	must(err)
 	check(len(fromEpoch) == 100 && fromEpoch[0] == want[0], "the page from xid12_min('1970-01-01') is not the first page")
 	fmt.Println("zero-id trap: a page after xid.NilID() is empty; no bound or xid12_min('1970-01-01') gives the first page")
@@ -183,10 +205,7 @@ func main() {
 	_, err = db.Exec(`CREATE TEMP TABLE orders (id xid12 PRIMARY KEY, n int NOT NULL)`)
 	must(err)
 	for i, w := range want {
-		// --- recipe: begin ---
-		// database/sql: the same Valuer and Scanner.
-		_, err = db.Exec(`INSERT INTO orders (id, n) VALUES ($1, $2)`, w, i)
-		// --- recipe: end ---
+		err = insertOrderSQL(db, w, i)
 		must(err)
 	}
 	var cursor *xid.ID

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.Properties;
 
 public final class Xid12Recipe {
@@ -42,6 +43,63 @@ public final class Xid12Recipe {
         }
     }
 
+    // --- recipe: begin ---
+    // With stringtype=unspecified in the URL (jdbc:postgresql://host/db?stringtype=unspecified),
+    // setString parameters are sent untyped: the server reads them as the type the query
+    // needs, here xid12. Without it they are varchar, and xid12 = varchar does not exist.
+    static OptionalInt orderN(Connection conn, String id) throws SQLException {
+        try (PreparedStatement ps = conn.prepareStatement("SELECT n FROM orders WHERE id = ?")) {
+            ps.setString(1, id);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? OptionalInt.of(rs.getInt("n")) : OptionalInt.empty();
+            }
+        }
+    }
+
+    // On any connection: setObject(…, Types.OTHER) sends that one parameter untyped.
+    // getString reads an id as its text.
+    static String insertOrder(Connection conn, String id, int n) throws SQLException {
+        try (PreparedStatement ps = conn.prepareStatement("INSERT INTO orders (id, n) VALUES (?, ?) RETURNING id")) {
+            ps.setObject(1, id, Types.OTHER);
+            ps.setInt(2, n);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getString("id");
+            }
+        }
+    }
+
+    // Several ids: bind a text[] and cast it to xid12[].
+    static List<Integer> orderNs(Connection conn, String... ids) throws SQLException {
+        try (PreparedStatement ps = conn.prepareStatement("SELECT n FROM orders WHERE id = ANY(?::xid12[]) ORDER BY id")) {
+            ps.setArray(1, conn.createArrayOf("text", ids));
+            List<Integer> found = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) found.add(rs.getInt("n"));
+            }
+            return found;
+        }
+    }
+
+    // Keyset pagination: the first page (after == null) has no bound, each next page starts
+    // after the last id of the one before.
+    static List<String> pageOfIds(Connection conn, String after, int size) throws SQLException {
+        String sql = after == null
+                ? "SELECT id FROM orders ORDER BY id LIMIT ?"
+                : "SELECT id FROM orders WHERE id > ? ORDER BY id LIMIT ?";
+        try (PreparedStatement ps = conn.prepareStatement(sql)) {
+            int i = 1;
+            if (after != null) ps.setObject(i++, after, Types.OTHER);
+            ps.setInt(i, size);
+            List<String> ids = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) ids.add(rs.getString("id"));
+            }
+            return ids;
+        }
+    }
+    // --- recipe: end ---
+
     public static void main(String[] args) throws Exception {
         String example = "9m4e2mr0ui3e8a215n4g"; // rs/xid's documented example id, bytes 4d88e15b60f486e428412dc9
         String fixture = "CREATE TEMP TABLE orders (id xid12 PRIMARY KEY DEFAULT gen_xid12(), n int NOT NULL);"
@@ -53,9 +111,8 @@ public final class Xid12Recipe {
         try (Connection conn = connect("")) {
             conn.createStatement().execute(fixture);
             SQLException failure = null;
-            try (PreparedStatement ps = conn.prepareStatement("SELECT n FROM orders WHERE id = ?")) {
-                ps.setString(1, example);
-                ps.executeQuery().close();
+            try {
+                orderN(conn, example);
             } catch (SQLException e) {
                 failure = e;
             }
@@ -68,42 +125,14 @@ public final class Xid12Recipe {
 
         try (Connection conn = connect("?stringtype=unspecified")) {
             conn.createStatement().execute(fixture);
-            int n = 0;
-            // --- recipe: begin ---
-            // With stringtype=unspecified in the URL, setString parameters are sent untyped:
-            // the server reads them as the type the query needs, here xid12.
-            try (PreparedStatement ps = conn.prepareStatement("SELECT n FROM orders WHERE id = ?")) {
-                ps.setString(1, "9m4e2mr0ui3e8a215n4g");
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) n = rs.getInt("n");
-                }
-            }
-            // --- recipe: end ---
-            check(n == 5000, "stringtype=unspecified: setString found n = " + n);
+            check(orderN(conn, example).equals(OptionalInt.of(5000)), "stringtype=unspecified: setString did not find the row");
+            check(orderN(conn, "00000000000000000000").isEmpty(), "stringtype=unspecified: found a row that is not there");
         }
 
         try (Connection conn = connect("")) {
             conn.createStatement().execute(fixture);
-            String id = null;
-            List<Integer> found = new ArrayList<>();
-            // --- recipe: begin ---
-            // On any connection: setObject(…, Types.OTHER) sends the one parameter untyped.
-            // getString reads an id as its text.
-            try (PreparedStatement ps = conn.prepareStatement("INSERT INTO orders (id, n) VALUES (?, ?) RETURNING id")) {
-                ps.setObject(1, "cv37img5tppgl4002kb0", Types.OTHER);
-                ps.setInt(2, 6000);
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) id = rs.getString("id");
-                }
-            }
-            // An array: bind a text[] and cast it to xid12[].
-            try (PreparedStatement ps = conn.prepareStatement("SELECT n FROM orders WHERE id = ANY(?::xid12[]) ORDER BY id")) {
-                ps.setArray(1, conn.createArrayOf("text", new String[] {id, "9m4e2mr0ui3e8a215n4g"}));
-                try (ResultSet rs = ps.executeQuery()) {
-                    while (rs.next()) found.add(rs.getInt("n"));
-                }
-            }
-            // --- recipe: end ---
+            String id = insertOrder(conn, "cv37img5tppgl4002kb0", 6000);
+            List<Integer> found = orderNs(conn, id, "9m4e2mr0ui3e8a215n4g", "00000000000000000000");
             check("cv37img5tppgl4002kb0".equals(id), "RETURNING id gave " + id);
             check(found.equals(List.of(5000, 6000)), "ANY(?::xid12[]) found " + found);
 
@@ -146,29 +175,10 @@ public final class Xid12Recipe {
                 while (rs.next()) all.add(rs.getString(1));
             }
             List<String> paged = new ArrayList<>();
-            // --- recipe: begin ---
-            // Keyset pagination: the first page has no bound, each next page starts after the last id.
-            String cursor = null;
-            try (PreparedStatement first = conn.prepareStatement("SELECT id, n FROM orders ORDER BY id LIMIT 100");
-                 PreparedStatement next = conn.prepareStatement("SELECT id, n FROM orders WHERE id > ? ORDER BY id LIMIT 100")) {
-                while (true) {
-                    PreparedStatement ps = first;
-                    if (cursor != null) {
-                        ps = next;
-                        ps.setObject(1, cursor, Types.OTHER);
-                    }
-                    String last = null;
-                    try (ResultSet rs = ps.executeQuery()) {
-                        while (rs.next()) {
-                            last = rs.getString("id");
-                            paged.add(last); // ... use the row ...
-                        }
-                    }
-                    if (last == null) break;
-                    cursor = last;
-                }
+            for (List<String> page = pageOfIds(conn, null, 100); !page.isEmpty();
+                    page = pageOfIds(conn, page.get(page.size() - 1), 100)) {
+                paged.addAll(page);
             }
-            // --- recipe: end ---
             check(paged.equals(all) && paged.size() == 1002, "pagination returned " + paged.size() + " ids");
             for (int i = 1; i < paged.size(); i++) {
                 check(paged.get(i - 1).compareTo(paged.get(i)) < 0, "string order differs from id order");

@@ -26,6 +26,31 @@ async function registerXid12(client) {
     });
   }
 }
+
+// One id: bind its text. Several: bind a JavaScript array (node-pg sends an array literal,
+// which the server reads as xid12[]).
+async function orderN(client, id) {
+  const { rows } = await client.query('SELECT n FROM orders WHERE id = $1', [id]);
+  return rows.length ? rows[0].n : undefined;
+}
+
+async function ordersByIds(client, ids) {
+  const { rows } = await client.query('SELECT id, n FROM orders WHERE id = ANY($1) ORDER BY id', [ids]);
+  return rows;
+}
+
+// Keyset pagination: the first page has no bound, each next page starts after the last id.
+async function* pagesOfOrders(client, size) {
+  let cursor = null;
+  for (;;) {
+    const { rows } = cursor === null
+      ? await client.query('SELECT id, n FROM orders ORDER BY id LIMIT $1', [size])
+      : await client.query('SELECT id, n FROM orders WHERE id > $1 ORDER BY id LIMIT $2', [cursor, size]);
+    if (rows.length === 0) return;
+    yield rows;
+    cursor = rows[rows.length - 1].id;
+  }
+}
 // --- recipe: end ---
 
 // base32hex (0-9, a-v: JavaScript's radix 32) of the 20-character text to the 12 bytes, to
@@ -108,21 +133,13 @@ async function main() {
     'INSERT INTO orders (n) VALUES ($1) RETURNING id', [5000]);
   assert.match(inserted.id, /^[0-9a-v]{20}$/);
 
-  // --- recipe: begin ---
-  // One id: bind its text. A list: bind a JavaScript array (node-pg sends it as an array
-  // literal, which the server reads as xid12[]).
-  const one = await client.query('SELECT n FROM orders WHERE id = $1', [inserted.id]);
-  const some = await client.query(
-    'SELECT id, n FROM orders WHERE id = ANY($1) ORDER BY id', [[inserted.id, '9m4e2mr0ui3e8a215n4g']]);
+  assert.equal(await orderN(client, inserted.id), 5000);
+  assert.equal(await orderN(client, '00000000000000000000'), undefined);
+  assert.deepEqual(await ordersByIds(client, [inserted.id, '9m4e2mr0ui3e8a215n4g']), [{ id: inserted.id, n: 5000 }]);
   const agg = await client.query('SELECT array_agg(id ORDER BY id) AS ids FROM orders WHERE n < 0');
-  // --- recipe: end ---
-  assert.deepEqual(one.rows, [{ n: 5000 }]);
-  assert.deepEqual(some.rows, [{ id: inserted.id, n: 5000 }]);
   assert.ok(Array.isArray(agg.rows[0].ids));
   assert.equal(agg.rows[0].ids.length, 37);
-  const roundTripped = await client.query(
-    'SELECT count(*)::int AS c FROM orders WHERE id = ANY($1)', [agg.rows[0].ids]);
-  assert.equal(roundTripped.rows[0].c, 37);
+  assert.equal((await ordersByIds(client, agg.rows[0].ids)).length, 37);
   // A 12-byte Buffer binds as well: node-pg sends Buffers in binary format, which the server's
   // xid12 receive function reads as the 12 bytes.
   const byBuffer = await client.query('SELECT $1::xid12 AS id', [bytes]);
@@ -131,18 +148,7 @@ async function main() {
   // Keyset pagination: the text of two ids orders like the ids, so JavaScript's < agrees.
   const all = (await client.query('SELECT id FROM orders ORDER BY id')).rows.map((r) => r.id);
   const pages = [];
-  // --- recipe: begin ---
-  // Keyset pagination: the first page has no bound, each next page starts after the last id.
-  let cursor = null;
-  for (;;) {
-    const { rows } = cursor === null
-      ? await client.query('SELECT id, n FROM orders ORDER BY id LIMIT 100')
-      : await client.query('SELECT id, n FROM orders WHERE id > $1 ORDER BY id LIMIT 100', [cursor]);
-    if (rows.length === 0) break;
-    pages.push(rows); // ... use the page ...
-    cursor = rows[rows.length - 1].id;
-  }
-  // --- recipe: end ---
+  for await (const rows of pagesOfOrders(client, 100)) pages.push(rows);
   const paged = pages.flat().map((r) => r.id);
   assert.equal(paged.length, 1038);
   assert.deepEqual(paged, all);

@@ -23,19 +23,21 @@ OUT=$ROOT/target/recipes
 trap 'stop_cluster recipes' EXIT
 
 # Debian packages: Go in GOPATH mode with Debian's rs/xid and pgx v4 sources (the module proxy
-# may be out of reach), pgjdbc and a JDK. Node.js and npm only when there is no node at all
-# (a Node.js from elsewhere brings its own npm, which Debian's npm package would conflict with).
+# may be out of reach), pgjdbc and a JDK; Node.js and npm only when there is no node or npm
+# command (a Node.js from elsewhere brings its own npm, which Debian's npm would conflict with).
 ensure_recipe_deps() {
     local pkgs="golang-go golang-github-rs-xid-dev golang-github-jackc-pgx-v4-dev libpostgresql-jdbc-java"
     local missing="" p
     command -v javac >/dev/null || pkgs="$pkgs default-jdk-headless"
-    command -v node >/dev/null || pkgs="$pkgs nodejs npm"
+    command -v node >/dev/null || pkgs="$pkgs nodejs"
+    command -v npm >/dev/null || pkgs="$pkgs npm"
     for p in $pkgs; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
     done
     if [ -n "$missing" ]; then
         say "installing Debian packages for the recipes:$missing"
         $SUDO apt-get update -qq
+        # shellcheck disable=SC2086
         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
     fi
     # node-pg, as locked in package-lock.json: npm ci again only when the lock file changed.
@@ -53,7 +55,7 @@ mkdir -p "$OUT"
 
 say "recipes: compiling the Go and Java programs"
 # GOPATH mode against Debian's /usr/share/gocode; the build cache stays in target/.
-(cd "$RECIPES/go" && GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$OUT/go-cache GOFLAGS= \
+(cd "$RECIPES/go" && GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE=$OUT/go-cache GOFLAGS='' \
     go build -o "$OUT/go-recipe" .)
 JDBC_JAR=/usr/share/java/postgresql.jar
 rm -rf "$OUT/java"

@@ -55,7 +55,9 @@ public final class Xid12Recipe {
             }
         }
     }
+    // --- recipe: end ---
 
+    // --- recipe: begin ---
     // On any connection: setObject(…, Types.OTHER) sends that one parameter untyped.
     // getString reads an id as its text.
     static String insertOrder(Connection conn, String id, int n) throws SQLException {

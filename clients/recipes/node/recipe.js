@@ -26,7 +26,9 @@ async function registerXid12(client) {
     });
   }
 }
+// --- recipe: end ---
 
+// --- recipe: begin ---
 // One id: bind its text. Several: bind a JavaScript array (node-pg sends an array literal,
 // which the server reads as xid12[]).
 async function orderN(client, id) {

@@ -86,6 +86,12 @@ async function main() {
   assert.equal(arr.rows[0].ids, '{9m4e2mr0ui3e8a215n4g}');
   await raw.end();
 
+  // A database without the extension: registration says so.
+  const elsewhere = new pg.Client({ database: 'postgres' });
+  await elsewhere.connect();
+  await assert.rejects(registerXid12(elsewhere), /pg_idgen extension is not installed in this database/);
+  await elsewhere.end();
+
   const client = new pg.Client();
   await client.connect();
   // The lookup does not depend on search_path.

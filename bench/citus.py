@@ -9,6 +9,8 @@ Usage: bash scripts/test_citus.sh --bench [VERSION] [ROWS]
    ratios are medians of per-round ratios.
 2. Total insert throughput of 6 writers (xid12 keys): all on the coordinator, against 2 on each
    of the three nodes.
+3. The cost of a cluster-wide rapkey_next: calls per second by one client on a worker, with the
+   node's own counter and after rapkey_counter_distribute().
 """
 import os
 import statistics
@@ -120,6 +122,19 @@ def main() -> None:
               f"every node {rows / spread[-1]:,.0f} rows/s", flush=True)
     ratio = statistics.median(a / b for a, b in zip(alone, spread))
     print(f"   throughput, every node / coordinator alone: {ratio:.2f}x")
+
+    calls = 2000
+    print(f"3. {calls} rapkey_next calls, one client on a worker, each in its own transaction")
+    for label in ("the node's own counter", "after rapkey_counter_distribute()"):
+        if label.startswith("after"):
+            with connect(1) as c:
+                c.execute("SELECT rapkey_counter_distribute()")
+        with connect(2) as c:
+            started = time.perf_counter()
+            for _ in range(calls):
+                c.execute("SELECT rapkey_next('bench.rk')")
+            took = time.perf_counter() - started
+        print(f"   {label:36s} {calls / took:8,.0f} calls/s  {took / calls * 1000:.2f} ms a call")
 
 
 if __name__ == "__main__":

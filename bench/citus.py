@@ -1,7 +1,8 @@
 """pg_idgen on Citus: inserts into a distributed table (not a timed test).
 
 Usage: bash scripts/test_citus.sh --bench [VERSION] [ROWS]
-  (test_citus.sh starts the three-node cluster, coordinator first, and runs this.)
+  (test_citus.sh starts the three-node cluster, coordinator first, and runs this;
+  PG_IDGEN_CITUS_BENCH_ROUNDS sets the rounds, default 3.)
 
 1. ROWS rows (default 1,000,000) inserted through the coordinator into a table distributed by
    its key, by 4 clients in statements of 1,000 rows, with the key's default gen_xid12()
@@ -25,7 +26,7 @@ HOST = "127.0.0.1"
 DB = "citus_bench"
 ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
 BATCH = 1000
-ROUNDS = 3
+ROUNDS = int(os.environ.get("PG_IDGEN_CITUS_BENCH_ROUNDS", "3"))
 
 
 def connect(node: int = 1, dbname: str = DB) -> psycopg.Connection:

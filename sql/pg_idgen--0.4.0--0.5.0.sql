@@ -61,7 +61,7 @@ COMMENT ON FUNCTION rapkey_counter_distribute() IS 'Citus: makes rapkey_counter 
 -- Every node of a cluster writes its machine id into xid12 and its worker id into Snowflake
 -- ids. Two nodes with the same machine id can make equal xid12 (only the pid and counter tell
 -- them apart), two with the same worker id equal Snowflake ids. This asks every node of the
--- Citus cluster (a new session on each) for its effective ids, returns one row per node, and
+-- Citus cluster (through Citus's connections) for its effective ids, returns one row per node, and
 -- raises an error naming the nodes when two share one. A worker id of -1 (unset: that node
 -- makes no Snowflake ids) is no conflict. Without Citus it is an error.
 CREATE FUNCTION idgen_check_cluster_identities()

@@ -15,6 +15,7 @@ fn is_xid12(ty: &Type) -> bool {
 }
 
 impl<'a> FromSql<'a> for Xid {
+    #[inline]
     fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Xid, BoxError> {
         match <[u8; 12]>::try_from(raw) {
             Ok(bytes) => Ok(Xid::from_bytes(bytes)),

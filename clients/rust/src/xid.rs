@@ -226,18 +226,41 @@ fn system_seconds() -> i64 {
 ///
 /// Generators of one process must not share a machine id and pid unless their counters are
 /// shared: two generators make distinct ids only if they differ in machine id or pid.
+///
+/// Unless a pid is given, the pid field follows the process: in a child made by `fork()`, the
+/// first id takes the child's pid and a fresh random counter start, so parent and child do not
+/// make the same ids.
 pub struct XidGenerator {
     machine: [u8; 3],
-    pid: u16,
+    /// `Some`: the pid field given by [`XidGenerator::pid`]; `None`: the process's.
+    fixed_pid: Option<u16>,
     clock: SecondsClock,
-    state: Mutex<(Generator, LocalCounter)>,
+    state: Mutex<State>,
+}
+
+#[derive(Clone, Copy)]
+struct State {
+    generator: Generator,
+    counter: LocalCounter,
+    /// The process the counter was started in.
+    process: u32,
+}
+
+impl State {
+    fn new() -> State {
+        State {
+            generator: Generator::new(),
+            counter: LocalCounter::starting_at(random_u32()),
+            process: std::process::id(),
+        }
+    }
 }
 
 impl fmt::Debug for XidGenerator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("XidGenerator")
             .field("machine", &self.machine)
-            .field("pid", &self.pid)
+            .field("fixed_pid", &self.fixed_pid)
             .finish_non_exhaustive()
     }
 }
@@ -259,15 +282,15 @@ impl XidGenerator {
     pub fn with_machine(machine: [u8; 3]) -> XidGenerator {
         XidGenerator {
             machine,
-            pid: std::process::id() as u16,
+            fixed_pid: None,
             clock: Box::new(system_seconds),
-            state: Mutex::new((Generator::new(), LocalCounter::starting_at(random_u32()))),
+            state: Mutex::new(State::new()),
         }
     }
 
-    /// Another pid field (the low 16 bits of the process id by default).
+    /// A fixed pid field (by default the low 16 bits of the process id, as the server's).
     pub fn pid(mut self, pid: u16) -> XidGenerator {
-        self.pid = pid;
+        self.fixed_pid = Some(pid);
         self
     }
 
@@ -277,7 +300,7 @@ impl XidGenerator {
             .state
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
-        state.1 = LocalCounter::starting_at(start);
+        state.counter = LocalCounter::starting_at(start);
         XidGenerator {
             state: Mutex::new(state),
             ..self
@@ -298,12 +321,23 @@ impl XidGenerator {
     /// time range; the state is then unchanged.
     pub fn next_id(&self) -> Result<Xid, Error> {
         let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let (generator, counter) = &mut *guard;
-        let mut attempt = *generator;
-        let mut next_counter = *counter;
-        let id = attempt.next((self.clock)(), self.machine, self.pid, next_counter.take())?;
-        *generator = attempt;
-        *counter = next_counter;
+        let mut next = *guard;
+        let pid = match self.fixed_pid {
+            Some(pid) => pid,
+            None => {
+                let process = std::process::id();
+                if process != next.process {
+                    // A forked child: its own pid, and a counter of its own.
+                    next.counter = LocalCounter::starting_at(random_u32() ^ process);
+                    next.process = process;
+                }
+                process as u16
+            }
+        };
+        let id = next
+            .generator
+            .next((self.clock)(), self.machine, pid, next.counter.take())?;
+        *guard = next;
         Ok(Xid(id))
     }
 }

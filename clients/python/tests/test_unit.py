@@ -113,7 +113,8 @@ def test_order_hash_and_immutability():
     a, b = Xid(values[0]), Xid(values[0])
     assert a == b and hash(a) == hash(b) and len({a, b}) == 1
     assert not (a != b) and a <= b and a >= b
-    assert a != values[0] and a != str(a)  # an Xid is neither its bytes nor its text
+    assert a == values[0] and isinstance(a, bytes)  # an Xid is its 12 bytes
+    assert a != str(a) and type(a.bytes) is bytes
     with pytest.raises(TypeError):
         _ = a < str(a)
     with pytest.raises(AttributeError):

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
+import functools
 import hashlib
 import os
 import socket
 import threading
-import time as _time
+from time import time_ns as _time_ns
 from typing import Callable, Optional, Union
 
 __all__ = ["Xid", "XidGenerator", "machine_from_hostname"]
@@ -97,47 +98,45 @@ def machine_from_hostname(hostname: Optional[str] = None) -> bytes:
     return hashlib.md5(hostname.encode()).digest()[:3]
 
 
-class Xid:
-    """An xid12 value: 12 bytes, immutable, ordered and hashed by its bytes.
+class Xid(bytes):
+    """An xid12 value: its 12 bytes (a ``bytes`` subclass, so immutable, hashed, and ordered
+    by byte order, which is the server's order).
 
-    ``Xid(text)`` parses the 20-character text (either case), ``Xid(bytes)`` takes the 12
-    bytes; anything else is a ``ValueError`` (bad text or length) or ``TypeError``.
+    ``Xid(text)`` parses the 20-character text (either case), ``Xid(b)`` takes the 12 bytes;
+    anything else is a ``ValueError`` (bad text or length, saying why) or a ``TypeError``.
+    ``str(x)`` is the lowercase text; ``bytes(x)`` or ``x.bytes`` the 12 bytes.
     """
 
-    __slots__ = ("_b",)
+    __slots__ = ()
 
-    def __init__(self, value: Union[str, bytes, bytearray, memoryview, "Xid"]):
+    def __new__(cls, value: Union[str, bytes, bytearray, memoryview]):
         if isinstance(value, str):
-            b = _parse_text(value)
-        elif isinstance(value, (bytes, bytearray, memoryview)):
-            b = bytes(value)
+            return _bytes_new(cls, _parse_text(value))
+        if value.__class__ is cls:
+            return value
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            b = _bytes_new(cls, value)
             if len(b) != BYTES:
                 raise ValueError(f"an xid12 is exactly {BYTES} bytes; got {len(b)}")
-        elif isinstance(value, Xid):
-            b = value._b
-        else:
-            raise TypeError(f"an Xid is made from str or bytes, not {type(value).__name__}")
-        _set_bytes(self, b)
-
-    def __setattr__(self, name, value):
-        raise AttributeError("Xid is immutable")
-
-    __delattr__ = __setattr__
+            return b
+        raise TypeError(f"an Xid is made from str or bytes, not {type(value).__name__}")
 
     # --- constructors -------------------------------------------------------------------
     @classmethod
     def from_bytes(cls, data) -> "Xid":
         """The Xid of exactly 12 bytes (bytes, bytearray or memoryview)."""
-        b = bytes(data)
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"xid12 bytes are bytes, not {type(data).__name__}")
+        b = _bytes_new(cls, data)
         if len(b) != BYTES:
             raise ValueError(f"an xid12 is exactly {BYTES} bytes; got {len(b)}")
-        return _from_trusted(b)
+        return b
 
     @classmethod
     def from_str(cls, text: str) -> "Xid":
         if not isinstance(text, str):
             raise TypeError(f"xid12 text is a str, not {type(text).__name__}")
-        return _from_trusted(_parse_text(text))
+        return _bytes_new(cls, _parse_text(text))
 
     @classmethod
     def from_parts(cls, time: Union[int, _dt.datetime], machine, pid: int, counter: int) -> "Xid":
@@ -150,98 +149,58 @@ class Xid:
             raise ValueError(f"xid12 pid {pid} is outside the range 0 .. {MAX_PID}")
         if not 0 <= counter <= MAX_COUNTER:
             raise ValueError(f"xid12 counter {counter} is outside the range 0 .. {MAX_COUNTER}")
-        return _from_trusted(
-            t.to_bytes(4, "big") + m + pid.to_bytes(2, "big") + counter.to_bytes(3, "big")
+        return _bytes_new(
+            cls, t.to_bytes(4, "big") + m + pid.to_bytes(2, "big") + counter.to_bytes(3, "big")
         )
 
     @classmethod
     def min_for(cls, dt: _dt.datetime) -> "Xid":
         """The smallest id of ``dt``'s second (SQL ``xid12_min``)."""
         t = _time_field(_unix_second(dt, "Xid.min_for"))
-        return _from_trusted(t.to_bytes(4, "big") + b"\x00" * 8)
+        return _bytes_new(cls, t.to_bytes(4, "big") + b"\x00" * 8)
 
     @classmethod
     def max_for(cls, dt: _dt.datetime) -> "Xid":
         """The largest id of ``dt``'s second (SQL ``xid12_max``)."""
         t = _time_field(_unix_second(dt, "Xid.max_for"))
-        return _from_trusted(t.to_bytes(4, "big") + b"\xff" * 8)
+        return _bytes_new(cls, t.to_bytes(4, "big") + b"\xff" * 8)
 
-    @classmethod
-    def new(cls) -> "Xid":
+    @staticmethod
+    def new() -> "Xid":
         """A new id from this process's default generator (see :class:`XidGenerator`)."""
-        return _default_generator().new()
+        return (_DEFAULT or _default_generator()).new()
 
     # --- accessors ----------------------------------------------------------------------
     @property
     def bytes(self) -> bytes:
-        return self._b
-
-    def __bytes__(self) -> bytes:
-        return self._b
+        return _bytes_new(bytes, self)
 
     def __str__(self) -> str:
-        return _b32encode(self._b)[:CHARS].translate(_STD_TO_HEX).decode("ascii")
+        return _b32encode(self)[:CHARS].translate(_STD_TO_HEX).decode("ascii")
 
     def __repr__(self) -> str:
         return f"Xid('{self}')"
 
     @property
     def unix_seconds(self) -> int:
-        return int.from_bytes(self._b[0:4], "big")
+        return int.from_bytes(self[0:4], "big")
 
     @property
     def time(self) -> _dt.datetime:
         """The creation second as an aware UTC datetime."""
-        return _EPOCH + _dt.timedelta(seconds=int.from_bytes(self._b[0:4], "big"))
+        return _EPOCH + _dt.timedelta(seconds=int.from_bytes(self[0:4], "big"))
 
     @property
     def machine(self) -> bytes:
-        return self._b[4:7]
+        return self[4:7]
 
     @property
     def pid(self) -> int:
-        return int.from_bytes(self._b[7:9], "big")
+        return int.from_bytes(self[7:9], "big")
 
     @property
     def counter(self) -> int:
-        return int.from_bytes(self._b[9:12], "big")
-
-    # --- comparison ---------------------------------------------------------------------
-    def __eq__(self, other):
-        if other.__class__ is Xid:
-            return self._b == other._b
-        return NotImplemented
-
-    def __ne__(self, other):
-        if other.__class__ is Xid:
-            return self._b != other._b
-        return NotImplemented
-
-    def __lt__(self, other):
-        if other.__class__ is Xid:
-            return self._b < other._b
-        return NotImplemented
-
-    def __le__(self, other):
-        if other.__class__ is Xid:
-            return self._b <= other._b
-        return NotImplemented
-
-    def __gt__(self, other):
-        if other.__class__ is Xid:
-            return self._b > other._b
-        return NotImplemented
-
-    def __ge__(self, other):
-        if other.__class__ is Xid:
-            return self._b >= other._b
-        return NotImplemented
-
-    def __hash__(self):
-        return hash(self._b)
-
-    def __reduce__(self):
-        return (Xid, (self._b,))
+        return int.from_bytes(self[9:12], "big")
 
     def __copy__(self):
         return self
@@ -250,15 +209,9 @@ class Xid:
         return self
 
 
-_set_bytes = Xid._b.__set__  # the slot's own setter, past the immutability guard
-_new_object = object.__new__
-
-
-def _from_trusted(b: bytes) -> Xid:
-    """An Xid of 12 bytes already checked (the adapters' hot path)."""
-    x = _new_object(Xid)
-    _set_bytes(x, b)
-    return x
+_bytes_new = bytes.__new__
+#: Builds an Xid of bytes already known to be 12 (the adapters' hot path): C only.
+_from_trusted = functools.partial(_bytes_new, Xid)
 
 
 def coerce(value) -> Xid:
@@ -298,7 +251,7 @@ class XidGenerator:
         if counter_start is None:
             counter_start = int.from_bytes(os.urandom(3), "big")
         self._counter = counter_start & MAX_COUNTER
-        self._clock = clock or _time.time
+        self._clock = clock  # None: the system clock
         self._last = -1  # the last id as a 96-bit number; -1: none yet
         self._lock = threading.Lock()
 
@@ -332,7 +285,8 @@ class XidGenerator:
         with self._lock:
             counter = self._counter
             self._counter = (counter + 1) & MAX_COUNTER
-            now = int(self._clock() // 1)
+            clock = self._clock
+            now = _time_ns() // 1_000_000_000 if clock is None else int(clock() // 1)
             last = self._last
             rest = self._middle | counter
             if last < 0:
@@ -347,9 +301,7 @@ class XidGenerator:
                 if n >> 64 > MAX_TIME:
                     _time_field(n >> 64)
             self._last = n
-        x = _new_object(Xid)
-        _set_bytes(x, n.to_bytes(BYTES, "big"))
-        return x
+        return _bytes_new(Xid, n.to_bytes(BYTES, "big"))
 
     __call__ = new
 

@@ -44,7 +44,8 @@ def test_values_parameters_and_arrays(db):
             ids = [r[0] for r in await conn.fetch("SELECT id FROM t ORDER BY n")]
             got = await conn.fetch("SELECT n FROM t WHERE id = ANY($1) ORDER BY n", ids[2:5])
             assert [r[0] for r in got] == [3, 4, 5]
-            with pytest.raises(ValueError, match="last character must be 0 or g"):
+            # asyncpg wraps the codec's ValueError; the message keeps the reason.
+            with pytest.raises(asyncpg.DataError, match="last character must be 0 or g"):
                 await conn.fetchval("SELECT $1::xid12", "00000000000000000001")
         finally:
             await conn.close()

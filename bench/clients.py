@@ -54,14 +54,22 @@ def report(title: str, times: dict, n: int, versus: str, target: dict) -> list:
         r = ratio(times, name, versus)
         goal = target.get(name)
         met = "" if goal is None else (" (target <= %.1fx: %s)" % (goal, "met" if r <= goal else "NOT met"))
-        line = f"  {name:<44} {statistics.median(t) / n * 1e9:8.1f} ns/value  {r:5.2f}x {versus}{met}"
+        line = f"  {name:<50} {statistics.median(t) / n * 1e9:8.1f} ns/value  {r:5.2f}x {versus}{met}"
         print(line)
         lines.append(line)
     return lines
 
 
+class _IdentityLoader(psycopg.adapt.Loader):
+    format = psycopg.pq.Format.BINARY
+
+    def load(self, data):
+        return data
+
+
 def load_psycopg(rows: int, rounds: int) -> None:
     with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_idgen")
         conn.execute("DROP TABLE IF EXISTS bench_client_ids")
         conn.execute("CREATE TABLE bench_client_ids AS SELECT x, x::text AS t, gen_random_uuid() AS u "
                      "FROM (SELECT gen_xid12() AS x FROM generate_series(1, %s)) s", [rows])
@@ -79,6 +87,10 @@ def load_psycopg(rows: int, rounds: int) -> None:
                 return took
             return run
 
+        # The floor of any loader written in Python: psycopg's call of it, returning the buffer.
+        floor = psycopg.connect(DSN, autocommit=True)
+        floor.adapters.register_loader(pg_idgen.psycopg.register(floor).oid, _IdentityLoader)
+        floor_cur = floor.cursor(binary=True)
         first = binary.execute("SELECT x, t, u FROM bench_client_ids LIMIT 1").fetchone()
         assert isinstance(first[0], Xid) and str(first[0]) == first[1] and isinstance(first[2], uuid.UUID)
         times = alternate({
@@ -86,7 +98,9 @@ def load_psycopg(rows: int, rounds: int) -> None:
             "xid12 -> Xid (pg_idgen text loader)": fetch(text, "x"),
             "same ids as str (text column, C loader)": fetch(text, "t"),
             "uuid -> UUID (psycopg C binary loader)": fetch(binary, "u"),
+            "xid12 -> buffer (a Python loader doing nothing)": fetch(floor_cur, "x"),
         }, rounds)
+        floor.close()
         report(f"psycopg {psycopg.__version__} ({psycopg.pq.__impl__}): fetchall() of {rows:,} values",
                times, rows, "same ids as str (text column, C loader)",
                {"xid12 -> Xid (pg_idgen binary loader)": 1.5})
@@ -106,8 +120,23 @@ def load_asyncpg(rows: int, rounds: int) -> None:
                 return took
             return run
 
+        floor = await asyncpg.connect(host=HOST, port=int(PORT), user="postgres", database="postgres")
+        schema = await floor.fetchval("SELECT typnamespace::regnamespace::text FROM pg_type WHERE typname = 'xid12'")
+        # The floor of any decoder written in Python: asyncpg's call of it, returning the bytes.
+        await floor.set_type_codec("xid12", schema=schema, encoder=bytes, decoder=lambda b: b, format="binary")
+
+        def fetch_floor():
+            async def run():
+                start = time.perf_counter()
+                values = await floor.fetch("SELECT x FROM bench_client_ids")
+                took = time.perf_counter() - start
+                assert len(values) == rows
+                return took
+            return run
+
         cases = {
             "xid12 -> Xid (pg_idgen binary codec)": fetch("x"),
+            "xid12 -> bytes (a Python decoder doing nothing)": fetch_floor(),
             "same ids as str (text column)": fetch("t"),
             "uuid -> asyncpg UUID (asyncpg's C codec)": fetch("u"),
         }
@@ -120,6 +149,7 @@ def load_asyncpg(rows: int, rounds: int) -> None:
             for name in names[k:] + names[:k]:
                 times[name].append(await cases[name]())
         await conn.close()
+        await floor.close()
         return times
 
     times = asyncio.run(go())

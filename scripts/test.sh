@@ -2,8 +2,9 @@
 # Runs every test: the pure unit and property tests once, then for each PostgreSQL version
 # the in-database tests (#[pg_test]) and, against throwaway clusters, the SQL regression suites
 # and the client-side tests; with 18 also scripts/reliability.sh (replication, a crash, an
-# isolation test, sorts beyond memory) and the benchmark suite's --quick smoke test. Exits
-# non-zero on any failure.
+# isolation test, sorts beyond memory), the node-pg, pgjdbc and Go recipes
+# (scripts/test_recipes.sh) and the benchmark suite's --quick smoke test. Exits non-zero on
+# any failure.
 #
 #   bash scripts/test.sh            # PostgreSQL 14, 15, 16, 17 and 18
 #   bash scripts/test.sh 17 18      # only those versions
@@ -33,7 +34,7 @@ run_regress() { # CLUSTER PORT NAME TEST...
 # The regression tests for the preloaded cluster, in order, with those that need a newer
 # server or ICU only where they apply.
 preloaded_tests() {
-    echo setup xid12_io xid12_index xid12_generate snowflake rapkey search_path encodings permissions
+    echo setup xid12_io xid12_casts xid12_index xid12_generate snowflake rapkey search_path encodings permissions
     [ "$PG_MAJOR" -ge 16 ] && echo soft_errors
     [ "$PG_MAJOR" -ge 17 ] && echo on_error
     [ "$HAS_ICU" = yes ] && echo rapkey_icu
@@ -93,6 +94,10 @@ test_version() {
     PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT \
     PG_IDGEN_PLAIN_HOST=$(socket_dir test-plain) PG_IDGEN_PLAIN_PORT=$PLAIN_PORT PG_IDGEN_BINDIR=$BINDIR \
         "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider "$ROOT/tests/client" "$ROOT/clients/python/tests"
+
+    say "PostgreSQL $PG_MAJOR: Rust client crate (clients/rust), postgres and sqlx in binary mode"
+    (cd "$ROOT" && PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT \
+        cargo test -q -p pg-idgen-client --all-features)
 
     stop_cluster test
     stop_cluster test-plain
@@ -161,6 +166,10 @@ if testing 18; then
     started=$SECONDS
     bash "$ROOT/scripts/reliability.sh" --installed 18
     timings="$timings  PostgreSQL 18 reliability (scripts/reliability.sh): $((SECONDS - started)) s"$'\n'
+    # The node-pg, pgjdbc and Go recipes of the README: about drivers, so on one version.
+    started=$SECONDS
+    bash "$ROOT/scripts/test_recipes.sh" --installed 18
+    timings="$timings  PostgreSQL 18 client recipes (scripts/test_recipes.sh): $((SECONDS - started)) s"$'\n'
     # The benchmark suite at its smoke-test scale (release build, no timing assertions): it
     # must keep running as the code changes.
     started=$SECONDS

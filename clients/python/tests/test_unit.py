@@ -483,3 +483,21 @@ def test_rapkey_random_keys_agree_with_check_char():
         wrong = rng.choice([x for x in rapkey.CHECK_ALPHABET if x != c])
         with pytest.raises(ValueError, match=f"expected '{c}'"):
             rapkey.validate(f"{body}-{wrong}")
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_forked_child_uses_its_own_pid():
+    import os
+    parent = Xid.new()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: one id, its bytes to the parent
+        try:
+            os.write(w, bytes(Xid.new()))
+        finally:
+            os._exit(0)
+    os.close(w)
+    child = Xid(os.read(r, 12))
+    os.waitpid(pid, 0)
+    assert parent.pid == os.getpid() & 0xFFFF
+    assert child.pid == pid & 0xFFFF and child.machine == parent.machine

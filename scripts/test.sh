@@ -93,7 +93,7 @@ test_version() {
     say "PostgreSQL $PG_MAJOR: client-side tests"
     PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT \
     PG_IDGEN_PLAIN_HOST=$(socket_dir test-plain) PG_IDGEN_PLAIN_PORT=$PLAIN_PORT PG_IDGEN_BINDIR=$BINDIR \
-        "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider "$ROOT/tests/client"
+        "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider "$ROOT/tests/client" "$ROOT/clients/python/tests"
 
     say "PostgreSQL $PG_MAJOR: Rust client crate (clients/rust), postgres and sqlx in binary mode"
     (cd "$ROOT" && PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT \

@@ -6,6 +6,7 @@
 #   bash scripts/bench.sh 18 --quick         # smoke-test scale (about 2 minutes, no timing assertions);
 #                                            # writes into $TMPDIR/pg_idgen-bench-quick unless --out DIR
 #   bash scripts/bench.sh 18 backfill [ROWS ...]   # idgen_backfill against one UPDATE (bench/backfill.py)
+#   bash scripts/bench.sh 18 clients [--quick]     # the Python client's loaders and generators (bench/clients.py)
 # VERSION is any supported major version (14 16 17 18; 15 is the system's); 18 adds uuidv7().
 # Optional contenders that are not part of this project: pg_uuidv7 is measured when it is
 # installed in that PostgreSQL; PG_IDGEN_BENCH_SQL="FILE ..." loads SQL files (e.g. modfin/pg-xid's
@@ -37,6 +38,9 @@ SUITE=$ROOT/bench/bench.py
 ARGS=("${@:2}")
 if [ "${2:-}" = backfill ]; then
     SUITE=$ROOT/bench/backfill.py
+    ARGS=("${@:3}")
+elif [ "${2:-}" = clients ]; then
+    SUITE=$ROOT/bench/clients.py
     ARGS=("${@:3}")
 else
     ARGS+=(--command "bash scripts/bench.sh $*")

@@ -34,7 +34,7 @@ run_regress() { # CLUSTER PORT NAME TEST...
 # The regression tests for the preloaded cluster, in order, with those that need a newer
 # server or ICU only where they apply.
 preloaded_tests() {
-    echo setup xid12_io xid12_index xid12_generate snowflake rapkey search_path encodings permissions
+    echo setup xid12_io xid12_casts xid12_index xid12_generate snowflake rapkey search_path encodings permissions
     echo scale_out
     [ "$PG_MAJOR" -ge 16 ] && echo soft_errors
     [ "$PG_MAJOR" -ge 17 ] && echo on_error
@@ -94,7 +94,11 @@ test_version() {
     say "PostgreSQL $PG_MAJOR: client-side tests"
     PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT \
     PG_IDGEN_PLAIN_HOST=$(socket_dir test-plain) PG_IDGEN_PLAIN_PORT=$PLAIN_PORT PG_IDGEN_BINDIR=$BINDIR \
-        "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider "$ROOT/tests/client"
+        "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider "$ROOT/tests/client" "$ROOT/clients/python/tests"
+
+    say "PostgreSQL $PG_MAJOR: Rust client crate (clients/rust), postgres and sqlx in binary mode"
+    (cd "$ROOT" && PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT \
+        cargo test -q -p pg-idgen-client --all-features)
 
     stop_cluster test
     stop_cluster test-plain

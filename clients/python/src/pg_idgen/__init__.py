@@ -1,0 +1,44 @@
+"""pg_idgen's values in Python: xid12 (:class:`Xid`), Snowflake ids and rapkey keys, with
+generators that merge with the server's, and adapters for psycopg 3 (``pg_idgen.psycopg``),
+asyncpg (``pg_idgen.asyncpg``), SQLAlchemy (``pg_idgen.sqlalchemy``) and Django
+(``pg_idgen.django``); each adapter imports its driver only when it is imported itself.
+"""
+from . import rapkey
+from ._snowflake import (
+    DEFAULT_EPOCH_MS,
+    Snowflake,
+    SnowflakeClockError,
+    SnowflakeParts,
+    snowflake_parts,
+    snowflake_sequence,
+    snowflake_time,
+    snowflake_unix_ms,
+    snowflake_worker,
+)
+from ._xid import Xid, XidGenerator, _default_generator, machine_from_hostname
+
+__version__ = "0.5.0"
+
+
+def set_machine_id(machine) -> None:
+    """Sets the machine id (an int 0..16777215 or 3 bytes) of later ``Xid.new()`` ids, like
+    the server's ``pg_idgen.machine_id``; by default it is md5(host name)'s first 3 bytes."""
+    _default_generator().set_machine(machine)
+
+
+__all__ = [
+    "Xid",
+    "XidGenerator",
+    "machine_from_hostname",
+    "set_machine_id",
+    "Snowflake",
+    "SnowflakeClockError",
+    "SnowflakeParts",
+    "DEFAULT_EPOCH_MS",
+    "snowflake_parts",
+    "snowflake_sequence",
+    "snowflake_time",
+    "snowflake_unix_ms",
+    "snowflake_worker",
+    "rapkey",
+]

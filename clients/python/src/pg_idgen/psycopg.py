@@ -1,0 +1,89 @@
+"""psycopg 3 adapters for xid12: ``register(conn)`` (sync or async connection).
+
+After registration xid12 and xid12[] values load as :class:`pg_idgen.Xid` (lists for arrays)
+in text and binary results, and an ``Xid`` (or a list of them) binds as xid12 (xid12[]) with
+``%s``, ``%b`` and in binary ``COPY`` (``copy.set_types(["xid12", ...])``, which also takes
+the text or the 12 bytes of an id). Pools: ``ConnectionPool(..., configure=register)``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg.adapt import Dumper, Loader
+from psycopg.pq import Format
+from psycopg.types import TypeInfo
+
+from ._catalog import TYPE_QUERY, missing, qualified
+from ._xid import CHARS, _STD_TO_HEX, Xid, _b32encode, _from_trusted, _parse_text, coerce
+
+__all__ = ["register", "register_async", "XidTextLoader", "XidBinaryLoader"]
+
+
+class XidTextLoader(Loader):
+    format = Format.TEXT
+
+    def load(self, data) -> Xid:
+        return _from_trusted(_parse_text(bytes(data).decode("ascii")))
+
+
+class XidBinaryLoader(Loader):
+    format = Format.BINARY
+
+    # The server's xid12_send always gives 12 bytes: a C call makes the Xid of them.
+    load = staticmethod(_from_trusted)
+
+
+class _XidTextDumper(Dumper):
+    format = Format.TEXT
+
+    def dump(self, obj: Any) -> bytes:
+        x = obj if obj.__class__ is Xid else coerce(obj)
+        return _b32encode(x)[:CHARS].translate(_STD_TO_HEX)
+
+
+class _XidBinaryDumper(Dumper):
+    format = Format.BINARY
+
+    def dump(self, obj: Any) -> bytes:
+        return obj if obj.__class__ is Xid else coerce(obj)
+
+
+def _install(conn, row) -> TypeInfo:
+    oid, array_oid, schema, visible = row
+    # Known as "xid12" (what copy.set_types() and users say) and by its qualified name.
+    info = TypeInfo("xid12", oid, array_oid, regtype="xid12" if visible else qualified(schema))
+    info.register(conn)  # the type and its array's loaders and dumpers
+    adapters = conn.adapters
+    adapters.register_loader(oid, XidTextLoader)
+    adapters.register_loader(oid, XidBinaryLoader)
+    # The binary dumper last: %s of an Xid then binds its 12 bytes, as psycopg does for UUID.
+    for base in (_XidTextDumper, _XidBinaryDumper):
+        dumper = type(base.__name__.lstrip("_"), (base,), {"oid": oid})
+        adapters.register_dumper(Xid, dumper)
+        adapters.register_dumper(None, dumper)  # by oid: COPY with set_types
+    return info
+
+
+def register(conn):
+    """Registers the xid12 adapters on a psycopg ``Connection`` (returns the TypeInfo) or an
+    ``AsyncConnection`` (returns a coroutine: ``await register(aconn)``). Raises
+    ``ExtensionMissingError`` when the database has no pg_idgen extension."""
+    if isinstance(conn, psycopg.AsyncConnection):
+        return register_async(conn)
+    with conn.transaction(), conn.cursor() as cur:
+        cur.execute(TYPE_QUERY, ("xid12",))
+        row = cur.fetchone()
+    if row is None:
+        raise missing(conn.info.dbname)
+    return _install(conn, row)
+
+
+async def register_async(conn: psycopg.AsyncConnection) -> TypeInfo:
+    async with conn.transaction():
+        async with conn.cursor() as cur:
+            await cur.execute(TYPE_QUERY, ("xid12",))
+            row = await cur.fetchone()
+    if row is None:
+        raise missing(conn.info.dbname)
+    return _install(conn, row)

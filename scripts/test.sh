@@ -33,7 +33,7 @@ run_regress() { # CLUSTER PORT NAME TEST...
 # The regression tests for the preloaded cluster, in order, with those that need a newer
 # server or ICU only where they apply.
 preloaded_tests() {
-    echo setup xid12_io xid12_index xid12_generate snowflake rapkey search_path encodings permissions
+    echo setup xid12_io xid12_index xid12_generate snowflake rapkey search_path encodings permissions quoting
     [ "$PG_MAJOR" -ge 16 ] && echo soft_errors
     [ "$PG_MAJOR" -ge 17 ] && echo on_error
     [ "$HAS_ICU" = yes ] && echo rapkey_icu

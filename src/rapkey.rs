@@ -1,11 +1,11 @@
 //! rapkey: the domain's check, builders, parsers and prefix ranges.
 
-use crate::errors::{ffi, invalid_text, quoted, PgError};
+use crate::errors::{self, invalid_parameter, invalid_text, null_value, quoted};
 use idgen_core::rapkey::{self, RapkeyError};
+use pgrx::pg_sys;
 use pgrx::prelude::*;
-use pgrx::{pg_sys, PgLogLevel, PgMemoryContexts, PgSqlErrorCode};
 use std::borrow::Cow;
-use std::ffi::{c_char, c_int};
+use std::ffi::{c_int, CStr};
 
 // Text arguments arrive as their bytes: pgrx's `&str` panics on text that is not UTF-8
 // (a LATIN1 or SQL_ASCII database).
@@ -102,12 +102,9 @@ fn invalid_rapkey(input: &str, error: RapkeyError) -> ! {
 }
 
 fn invalid_argument(what: &str, error: RapkeyError) -> ! {
-    PgError::new(
-        PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-        format!("invalid rapkey {what}"),
-    )
-    .detail(why(&error))
-    .raise()
+    invalid_parameter(format!("invalid rapkey {what}"))
+        .detail(why(&error))
+        .raise()
 }
 
 #[pg_extern(sql = false)]
@@ -121,33 +118,20 @@ fn rapkey_is_valid(key: &[u8]) -> bool {
 const DOMAIN_HINT: &str = "A rapkey is type.segment[.segment...]-c: a type of 2 to 8 letters, \
                            1 to 5 segments of [a-z0-9], and a check character.";
 
-/// A failed domain check, worded and ready to raise: palloc'd strings and plain values, so
-/// the frame that raises it owns nothing to drop. `detail` is null when the key is valid.
-#[repr(C)]
-struct Violation {
-    detail: *const c_char,
-    /// Null: no hint (a wrong check character needs none).
-    hint: *const c_char,
-    /// The rapkey domain's type, `InvalidOid` if it cannot be found.
-    domain: pg_sys::Oid,
-    /// The name of the domain's constraint that runs this check; null if it cannot be found.
-    constraint: *const c_char,
-}
-
 /// `rapkey_domain_check(text)`, the domain's CHECK: true, or an error saying what is wrong (a
 /// bare `false` would only say "violates check constraint"). The error is the one PostgreSQL
 /// raises for a domain's CHECK, 23514 with the constraint, type and schema names
-/// (`errdomainconstraint`), plus a DETAIL and HINT.
+/// (`errors::domain_violation`), plus a DETAIL and HINT.
 ///
 /// pgrx's `ErrorReport` cannot set those names, and an error caught at pgrx's guard is raised
 /// again without them, so this function is not a `#[pg_extern]`: it is the V1 C function
 /// itself. All Rust work (reading the argument, validating, wording, allocating) runs inside
 /// `check_domain_value`, a `#[pg_guard]` function, where a panic or a PostgreSQL error is
 /// turned into a PostgreSQL error as in any `#[pg_extern]`. What is left here holds no value
-/// with a destructor and cannot panic: a null test, and the `errstart` … `errfinish` calls,
-/// whose ERROR longjmps out of this frame exactly as C's `ereport` does. Both longjmps (the
-/// guard's and `errfinish`'s) thus only cross frames with nothing to drop, as Rust requires
-/// of a longjmp (the "plain old frames" of the C-unwind RFC), and no panic crosses into C.
+/// with a destructor and cannot panic: a match, and `errors::raise_prepared`, whose ERROR
+/// longjmps out of this frame exactly as C's `ereport` does. Both longjmps (the guard's and
+/// the report's) thus only cross frames with nothing to drop, as Rust requires of a longjmp
+/// (the "plain old frames" of the C-unwind RFC), and no panic crosses into C.
 ///
 /// # Safety
 /// Called by PostgreSQL's fmgr with a valid `fcinfo` for `rapkey_domain_check(text)`.
@@ -157,44 +141,11 @@ pub unsafe extern "C-unwind" fn rapkey_domain_check_wrapper(
 ) -> pg_sys::Datum {
     // SAFETY: fcinfo is fmgr's; check_domain_value is guarded.
     let violation = unsafe { check_domain_value(fcinfo) };
-    if violation.detail.is_null() {
+    if violation.is_nothing() {
         return pg_sys::Datum::from(true);
     }
-    // SAFETY: the strings are palloc'd in the current memory context, which outlives the
-    // call; `errmsg` and the others copy them into the error.
-    unsafe {
-        if ffi::errstart(PgLogLevel::ERROR as c_int, c"pg_idgen".as_ptr()) {
-            ffi::errcode(PgSqlErrorCode::ERRCODE_CHECK_VIOLATION as c_int);
-            // The name as the catalog holds it, in the server's encoding.
-            if violation.constraint.is_null() {
-                ffi::errmsg(c"value for domain rapkey violates check constraint".as_ptr());
-            } else {
-                ffi::errmsg(
-                    c"value for domain rapkey violates check constraint \"%s\"".as_ptr(),
-                    violation.constraint,
-                );
-            }
-            ffi::errdetail(c"%s".as_ptr(), violation.detail);
-            if !violation.hint.is_null() {
-                ffi::errhint(c"%s".as_ptr(), violation.hint);
-            }
-            if violation.domain != pg_sys::InvalidOid {
-                if violation.constraint.is_null() {
-                    ffi::errdatatype(violation.domain);
-                } else {
-                    ffi::errdomainconstraint(violation.domain, violation.constraint);
-                }
-            }
-            // PostgreSQL keeps these pointers, as it does C's __FILE__ and __func__.
-            ffi::errfinish(
-                c"src/rapkey.rs".as_ptr(),
-                line!() as c_int,
-                c"rapkey_domain_check".as_ptr(),
-            );
-        }
-    }
-    // errstart is always true at ERROR, and errfinish does not return from an ERROR.
-    std::process::abort()
+    // SAFETY: this frame and fmgr's hold nothing to drop.
+    unsafe { errors::raise_prepared(violation) }
 }
 
 /// The V1 calling convention record PostgreSQL looks for beside a C function.
@@ -205,42 +156,34 @@ pub extern "C" fn pg_finfo_rapkey_domain_check_wrapper() -> &'static pg_sys::Pg_
 }
 
 /// The Rust half of the domain's CHECK: validates the argument and, when it is not a valid
-/// key, words the violation.
+/// key, words the violation, ready to raise (`Prepared::NOTHING` for a valid key).
 #[pg_guard]
-unsafe extern "C-unwind" fn check_domain_value(fcinfo: pg_sys::FunctionCallInfo) -> Violation {
-    let valid = Violation {
-        detail: std::ptr::null(),
-        hint: std::ptr::null(),
-        domain: pg_sys::InvalidOid,
-        constraint: std::ptr::null(),
-    };
+unsafe extern "C-unwind" fn check_domain_value(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> errors::Prepared {
+    violation_of(fcinfo).map_or(errors::Prepared::NOTHING, errors::PgReport::prepare)
+}
+
+fn violation_of(fcinfo: pg_sys::FunctionCallInfo) -> Option<errors::PgReport> {
     // SAFETY: argument 0 of rapkey_domain_check(text) is a text (NULL never arrives: STRICT).
-    let Some(bytes) = (unsafe { text_arg(fcinfo) }) else {
-        return valid;
-    };
+    let bytes = unsafe { text_arg(fcinfo) }?;
     // Non-UTF-8 bytes are never valid: the verdict needs no conversion.
     if rapkey::is_valid_bytes(bytes) {
-        return valid;
+        return None;
     }
     let key = text(bytes);
-    let Err(error) = rapkey::validate(&key) else {
-        return valid;
-    };
-    // SAFETY: the current memory context is the caller's, valid for the call.
-    let palloc =
-        |s: &str| unsafe { PgMemoryContexts::CurrentMemoryContext.pstrdup(&s.replace('\0', "")) };
+    let error = rapkey::validate(&key).err()?;
     // SAFETY: fcinfo is fmgr's.
     let (domain, constraint) = unsafe { domain_and_constraint(fcinfo) };
-    Violation {
-        detail: palloc(&format!("{}: {}", quoted(&key), why(&error))),
-        hint: if error.is_checksum() {
-            std::ptr::null()
-        } else {
-            palloc(DOMAIN_HINT)
-        },
-        domain,
-        constraint,
+    let mut report = errors::domain_violation("rapkey", domain, constraint).detail(format!(
+        "{}: {}",
+        quoted(&key),
+        why(&error)
+    ));
+    if !error.is_checksum() {
+        report = report.hint(DOMAIN_HINT);
     }
+    Some(report)
 }
 
 /// Argument 0, a text, as bytes. A value that is inline and uncompressed, as nearly every value
@@ -263,12 +206,15 @@ unsafe fn text_arg<'a>(fcinfo: pg_sys::FunctionCallInfo) -> Option<&'a [u8]> {
 
 /// The rapkey domain (the type `rapkey` in the schema of the function being called, the
 /// extension's) and the name of its CHECK constraint that calls this function, as
-/// sql/rapkey.sql names it: `InvalidOid` and null where there is none.
-unsafe fn domain_and_constraint(fcinfo: pg_sys::FunctionCallInfo) -> (pg_sys::Oid, *const c_char) {
+/// sql/rapkey.sql names it (in the type cache, which outlives the call): `InvalidOid` and
+/// `None` where there is none.
+unsafe fn domain_and_constraint<'a>(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> (pg_sys::Oid, Option<&'a CStr>) {
     unsafe {
         let flinfo = (*fcinfo).flinfo;
         if flinfo.is_null() {
-            return (pg_sys::InvalidOid, std::ptr::null());
+            return (pg_sys::InvalidOid, None);
         }
         let function = (*flinfo).fn_oid;
         let domain = pg_sys::GetSysCacheOid(
@@ -280,7 +226,7 @@ unsafe fn domain_and_constraint(fcinfo: pg_sys::FunctionCallInfo) -> (pg_sys::Oi
             pg_sys::Datum::from(0),
         );
         if domain == pg_sys::InvalidOid {
-            return (domain, std::ptr::null());
+            return (domain, None);
         }
         // The type cache holds the domain's constraints (loaded to run this very check). The
         // reference lives in palloc'd memory: it registers a reset callback of the memory
@@ -297,10 +243,10 @@ unsafe fn domain_and_constraint(fcinfo: pg_sys::FunctionCallInfo) -> (pg_sys::Oi
                 && (*expr).type_ == pg_sys::NodeTag::T_FuncExpr
                 && (*expr.cast::<pg_sys::FuncExpr>()).funcid == function
             {
-                return (domain, pg_sys::pstrdup((*c).name));
+                return (domain, Some(CStr::from_ptr((*c).name)));
             }
         }
-        (domain, std::ptr::null())
+        (domain, None)
     }
 }
 
@@ -320,13 +266,8 @@ fn rapkey_build(kind: &[u8], segments: Array<&[u8]>) -> String {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            s.map(text).unwrap_or_else(|| {
-                PgError::new(
-                    PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
-                    format!("rapkey segment {} is NULL", i + 1),
-                )
-                .raise()
-            })
+            s.map(text)
+                .unwrap_or_else(|| null_value(format!("rapkey segment {} is NULL", i + 1)).raise())
         })
         .collect();
     let parts: Vec<&str> = parts.iter().map(|p| p.as_ref()).collect();

@@ -1,6 +1,6 @@
 //! Snowflake ids as bigint: generation from the cluster-wide state, decoders and bounds.
 
-use crate::errors::PgError;
+use crate::errors::PgReport;
 use crate::{guc, shmem, snowflake_mark, timestamps};
 use idgen_core::snowflake::{self, Config, SnowflakeError, SnowflakeState, Step};
 use pgrx::prelude::*;
@@ -83,7 +83,7 @@ fn raise(error: SnowflakeError) -> ! {
             ),
         ),
     };
-    let mut error_report = PgError::new(code, message);
+    let mut error_report = PgReport::new(code, message);
     if let BehindRestoredMark { .. } = error {
         let file = snowflake_mark::FILE;
         error_report = error_report
@@ -101,7 +101,7 @@ fn raise(error: SnowflakeError) -> ! {
 }
 
 fn not_configured(message: &str, hint: &str) -> ! {
-    PgError::new(
+    PgReport::new(
         PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
         message,
     )

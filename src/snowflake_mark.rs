@@ -7,7 +7,7 @@
 //! old one and the directory flushed, so a crash leaves either the old mark or the new one.
 //! Flushes follow the server's `fsync` setting, like PostgreSQL's own files.
 
-use crate::errors::PgError;
+use crate::errors::PgReport;
 use idgen_core::snowflake::{Mark, MarkFileError, MarkKind, SnowflakeState};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
@@ -64,18 +64,18 @@ fn file_error_code(e: &io::Error) -> PgSqlErrorCode {
     }
 }
 
-fn file_error(path: &str, e: &io::Error) -> PgError {
+fn file_error(path: &str, e: &io::Error) -> PgReport {
     let message = match path {
         "." => "could not fsync the data directory".to_string(),
         FILE => format!("could not rename file \"{TEMP_FILE}\" to \"{FILE}\""),
         _ => format!("could not write file \"{path}\""),
     };
-    PgError::new(file_error_code(e), format!("{message}: {e}"))
+    PgReport::new(file_error_code(e), format!("{message}: {e}"))
 }
 
 /// Persists a lease from a backend, under the generator's lock. On failure, the error to
 /// raise once the lock is released (no id may go out then).
-pub fn persist_lease(mark: &Mark) -> Result<(), PgError> {
+pub fn persist_lease(mark: &Mark) -> Result<(), PgReport> {
     write(mark).map_err(|(path, e)| {
         file_error(path, &e).detail(
             "gen_snowflake() records how far its ids may go before it issues ids beyond that \
@@ -90,11 +90,11 @@ fn read() -> Option<Mark> {
     let bytes = match fs::read(FILE) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            PgError::new(
+            PgReport::new(
                 PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
                 format!("pg_idgen: no snowflake high-water mark file \"{FILE}\", starting fresh"),
             )
-            .report(PgLogLevel::LOG);
+            .log(PgLogLevel::LOG);
             return None;
         }
         Err(e) => {
@@ -108,14 +108,14 @@ fn read() -> Option<Mark> {
                 MarkKind::Shutdown => "the last id issued before a clean shutdown",
                 MarkKind::Lease => "a lease: the server did not shut down cleanly",
             };
-            PgError::new(
+            PgReport::new(
                 PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
                 format!(
                     "pg_idgen: snowflake ids continue above {} from \"{FILE}\" ({how})",
                     mark.id
                 ),
             )
-            .report(PgLogLevel::LOG);
+            .log(PgLogLevel::LOG);
             Some(mark)
         }
         Err(e) => {
@@ -139,7 +139,7 @@ fn read() -> Option<Mark> {
 }
 
 fn unusable(message: &str) {
-    PgError::new(PgSqlErrorCode::ERRCODE_DATA_CORRUPTED, message)
+    PgReport::new(PgSqlErrorCode::ERRCODE_DATA_CORRUPTED, message)
         .detail(
             "Snowflake ids start from the clock alone: if the clock is now behind ids issued \
              before this start, new ids can repeat them.",
@@ -148,7 +148,7 @@ fn unusable(message: &str) {
             "Check the server's clock. The file is rewritten on the first gen_snowflake() call; \
              remove \"{FILE}\" to silence this warning."
         ))
-        .report(PgLogLevel::WARNING);
+        .log(PgLogLevel::WARNING);
 }
 
 /// The generator's first state, evaluated in the shared memory startup hook: resumed from the
@@ -176,11 +176,11 @@ unsafe extern "C-unwind" fn write_at_exit(code: std::ffi::c_int, _arg: pg_sys::D
     // A process killed by an immediate shutdown may have died holding the lock. The
     // postmaster only tries it once: a lock left held means the lease stays, which is safe.
     let Some(state) = crate::shmem::snowflake().try_lock() else {
-        PgError::new(
+        PgReport::new(
             PgSqlErrorCode::ERRCODE_LOCK_NOT_AVAILABLE,
             format!("pg_idgen: snowflake generator lock still held at exit; \"{FILE}\" keeps the last lease"),
         )
-        .report(PgLogLevel::LOG);
+        .log(PgLogLevel::LOG);
         return;
     };
     let mark = state.shutdown_mark();
@@ -194,6 +194,6 @@ unsafe extern "C-unwind" fn write_at_exit(code: std::ffi::c_int, _arg: pg_sys::D
                 "The last lease written stays in place: after a restart, snowflake ids \
                  continue above it.",
             )
-            .report(PgLogLevel::LOG);
+            .log(PgLogLevel::LOG);
     }
 }

@@ -23,8 +23,6 @@ const VECTORS: [&str; 4] = [
     "ord.cn.sh.202407.58-~",
 ];
 
-/// Every character a key can hold, plus the separators.
-
 fn err(key: &str) -> RapkeyError {
     validate(key).expect_err(key)
 }

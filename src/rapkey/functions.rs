@@ -101,5 +101,5 @@ fn rapkey_prefix_hi(prefix: &[u8]) -> String {
 
 #[pg_extern(sql = false)]
 fn rapkey_normalize_prefix(prefix: &[u8]) -> String {
-    rapkey::numbering_prefix(&text(prefix)).unwrap_or_else(|e| invalid_argument("prefix", e))
+    rapkey::normalize_prefix(&text(prefix)).unwrap_or_else(|e| invalid_argument("prefix", e))
 }

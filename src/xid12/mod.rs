@@ -12,7 +12,7 @@ use pgrx::callconv::{Arg, ArgAbi, BoxRet, FcInfo};
 use pgrx::datum::Datum;
 use pgrx::nullable::Nullable;
 use pgrx::pg_sys;
-use pgrx::{impl_sql_translatable, FromDatum, IntoDatum};
+use pgrx::{impl_sql_translatable, FromDatum};
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 #[repr(transparent)]
@@ -47,17 +47,6 @@ impl FromDatum for Xid12 {
         _typoid: pg_sys::Oid,
     ) -> Option<Self> {
         (!is_null).then(|| Xid12::from_ptr(datum))
-    }
-}
-
-impl IntoDatum for Xid12 {
-    #[inline]
-    fn into_datum(self) -> Option<pg_sys::Datum> {
-        Some(self.to_datum())
-    }
-
-    fn type_oid() -> pg_sys::Oid {
-        unsafe { pg_sys::TypenameGetTypid(c"xid12".as_ptr()) }
     }
 }
 

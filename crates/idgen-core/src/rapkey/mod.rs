@@ -395,11 +395,12 @@ pub fn normalize(input: &str) -> Result<String, RapkeyError> {
 /// `type.seg1[.seg2…]` made of whole parts (trimmed and lowercased as a whole, then
 /// validated strictly). Compare in C collation: `lo <= key AND key < hi`.
 pub fn prefix_range(prefix: &str) -> Result<(String, String), RapkeyError> {
-    Ok(range_of(&normalize_prefix(prefix)?))
+    Ok(range_of(&canonical_prefix(prefix)?))
 }
 
-/// Canonical form of a prefix: trimmed, lowercased, validated as whole parts.
-pub fn normalize_prefix(prefix: &str) -> Result<String, RapkeyError> {
+/// Canonical form of a prefix (what [`prefix_range`] ranges over, SQL `rapkey_prefix_lo/hi`):
+/// trimmed, lowercased, validated as whole parts.
+pub fn canonical_prefix(prefix: &str) -> Result<String, RapkeyError> {
     let p = prefix.trim().to_ascii_lowercase();
     check_body(&p, false)?;
     if p.len() > MAX_BODY_LEN {
@@ -408,10 +409,10 @@ pub fn normalize_prefix(prefix: &str) -> Result<String, RapkeyError> {
     Ok(p)
 }
 
-/// A prefix that keys can be numbered under (`prefix.N-c`): [`normalize_prefix`], with room
-/// for one more segment.
-pub fn numbering_prefix(prefix: &str) -> Result<String, RapkeyError> {
-    let p = normalize_prefix(prefix)?;
+/// A prefix that keys can be numbered under (`prefix.N-c`; SQL `rapkey_normalize_prefix`, which
+/// `rapkey_next` calls): [`canonical_prefix`], with room for one more segment.
+pub fn normalize_prefix(prefix: &str) -> Result<String, RapkeyError> {
+    let p = canonical_prefix(prefix)?;
     if p.matches('.').count() >= MAX_SEGMENTS {
         return Err(RapkeyError::PrefixFull);
     }
@@ -419,7 +420,8 @@ pub fn numbering_prefix(prefix: &str) -> Result<String, RapkeyError> {
 }
 
 /// [`prefix_range`] from separate parts (0 to 5 segments), trimmed and lowercased as in
-/// [`build`].
+/// [`build`]. Only the tests use it.
+#[cfg(test)]
 pub fn prefix_range_parts(kind: &str, segments: &[&str]) -> Result<(String, String), RapkeyError> {
     Ok(range_of(&body_from_parts(kind, segments, false)?))
 }

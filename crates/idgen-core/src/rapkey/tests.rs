@@ -3,13 +3,13 @@ use proptest::prelude::*;
 
 #[test]
 fn numbering_prefix_needs_room_for_the_number() {
-    assert_eq!(numbering_prefix(" ORD.cn.sh "), Ok("ord.cn.sh".to_string()));
+    assert_eq!(normalize_prefix(" ORD.cn.sh "), Ok("ord.cn.sh".to_string()));
     assert_eq!(
-        numbering_prefix("ord.a.b.c.d"),
+        normalize_prefix("ord.a.b.c.d"),
         Ok("ord.a.b.c.d".to_string())
     );
     assert_eq!(
-        numbering_prefix("ord.a.b.c.d.e"),
+        normalize_prefix("ord.a.b.c.d.e"),
         Err(RapkeyError::PrefixFull)
     );
     // As a range prefix the same five segments are fine.
@@ -643,4 +643,11 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn prefix_range_parts_rejects_a_megabyte() {
+    let huge = "a".repeat(1 << 20);
+    assert!(prefix_range_parts(&huge, &[]).is_err());
+    assert!(prefix_range_parts("ord", &[huge.as_str()]).is_err());
 }

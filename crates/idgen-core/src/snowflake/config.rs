@@ -1,6 +1,6 @@
 //! A generator's settings, read by the caller before each call.
 
-use super::{checked_worker, validate_epoch, SnowflakeError, DEFAULT_EPOCH_MS};
+use super::DEFAULT_EPOCH_MS;
 
 /// Suggested default for how far the clock may step back before generation fails, in ms.
 /// (ntpd steps the clock only for offsets above 128 ms and slews smaller ones, so a bound
@@ -37,10 +37,11 @@ impl Default for Config {
     }
 }
 
+#[cfg(test)]
 impl Config {
-    /// Checks the worker and the epoch.
-    pub fn validate(&self) -> Result<(), SnowflakeError> {
-        checked_worker(self.worker as i64)?;
-        validate_epoch(self.epoch_ms)
+    /// Checks the worker and the epoch. Only the tests use it.
+    pub fn validate(&self) -> Result<(), super::SnowflakeError> {
+        super::checked_worker(self.worker as i64)?;
+        super::validate_epoch(self.epoch_ms)
     }
 }

@@ -28,7 +28,8 @@ pub fn checked_worker(worker: i64) -> Result<u16, SnowflakeError> {
     }
 }
 
-/// Checks a sequence number given as a wider integer.
+/// Checks a sequence number given as a wider integer. Only the tests use it.
+#[cfg(test)]
 pub fn checked_sequence(sequence: i64) -> Result<u16, SnowflakeError> {
     if (0..=MAX_SEQUENCE as i64).contains(&sequence) {
         Ok(sequence as u16)
@@ -61,7 +62,9 @@ pub(crate) fn since_epoch(unix_ms: i64, epoch_ms: i64) -> Result<u64, SnowflakeE
     Ok(ms)
 }
 
-/// Assembles an id from its parts. Fails if any part does not fit its field.
+/// Assembles an id from its parts. Fails if any part does not fit its field. Only the tests
+/// use it (the generator composes checked parts with `compose_unchecked`).
+#[cfg(test)]
 pub fn compose(ms_since_epoch: u64, worker: u16, sequence: u16) -> Result<i64, SnowflakeError> {
     if ms_since_epoch > MAX_TIMESTAMP {
         return Err(SnowflakeError::TimestampOutOfRange { ms_since_epoch });

@@ -112,7 +112,8 @@ impl SnowflakeState {
         self.lease_id
     }
 
-    /// How many ids this state has issued (saturates at `u64::MAX`).
+    /// How many ids this state has issued (saturates at `u64::MAX`). Only the tests use it.
+    #[cfg(test)]
     pub fn issued_count(&self) -> u64 {
         self.issued
     }

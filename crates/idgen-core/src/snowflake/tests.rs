@@ -792,3 +792,24 @@ proptest! {
         let _ = compose(max_backward_ms, w, w);
     }
 }
+
+// Every field is checked when an id is assembled (moved here with `compose`, which only the
+// tests use).
+proptest! {
+    #[test]
+    fn snowflake_compose_checks_every_field(ms in prop_oneof![any::<u64>(), 0u64..=(1 << 41) + 2], worker in any::<u16>(), sequence in any::<u16>()) {
+        let fits = ms < (1 << 41) && worker < 1024 && sequence < 4096;
+        match compose(ms, worker, sequence) {
+            Ok(id) => {
+                prop_assert!(fits && id >= 0);
+                let p = decode(id).unwrap();
+                prop_assert_eq!((p.ms_since_epoch, p.worker, p.sequence), (ms, worker, sequence));
+            }
+            Err(_) => prop_assert!(!fits),
+        }
+        let w = i64::from(worker) - 1;
+        prop_assert_eq!(checked_worker(w).is_ok(), (0..1024).contains(&w));
+        let s = i64::from(sequence) - 1;
+        prop_assert_eq!(checked_sequence(s).is_ok(), (0..4096).contains(&s));
+    }
+}

@@ -25,6 +25,7 @@ declare -A PORTS=(
     [rel-central]=$((TEST_PORT - 4))
     [rel-single]=$((TEST_PORT - 5))
     [bench]=${PG_IDGEN_BENCH_PORT:-$((TEST_PORT - 6))}
+    [recipes]=$((TEST_PORT - 7))
     [upgrade-old]=$TEST_PORT
     [upgrade-new]=$TEST_PORT
     [pg_upgrade-new]=$((TEST_PORT - 1)) # the port pg_upgrade gives the new server while it runs

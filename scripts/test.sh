@@ -2,9 +2,10 @@
 # Runs every test: cargo fmt and clippy, the pure unit and property tests once, then for each
 # PostgreSQL version clippy for that version, the in-database tests (#[pg_test]) and, against
 # throwaway clusters, the SQL regression suites, the isolation test and the client-side tests;
-# with 15 and 18 the pg_upgrade test from 15 to 18; with 18 also scripts/reliability.sh
-# (replication, a crash, sorts beyond memory) and the benchmark suite's --quick smoke test.
-# Exits non-zero on any failure.
+# and the Rust client crate's tests; with 15 and 18 the pg_upgrade test from 15 to 18; with 18
+# also scripts/reliability.sh (replication, a crash, sorts beyond memory), the node-pg, pgjdbc
+# and Go recipes (scripts/test_recipes.sh) and the benchmark suite's --quick smoke test. Exits
+# non-zero on any failure.
 #
 #   bash scripts/test.sh                    # PostgreSQL 14, 15, 16, 17 and 18
 #   bash scripts/test.sh 17 18              # only those versions
@@ -13,8 +14,8 @@
 # SUITE is one of: lint (cargo fmt --check, cargo clippy -D warnings), core (cargo test -p
 # idgen-core), in-database, a regression suite (a name in tests/regress/sql, such as rapkey;
 # with the library preloaded, after setup, or no_preload), isolation, a client test file (such
-# as test_xid12.py), cross-major, reliability (or reliability:SCENARIO, see reliability.sh),
-# bench.
+# as test_xid12.py), rust-client, cross-major, reliability (or reliability:SCENARIO, see
+# reliability.sh), recipes, bench.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 VERSIONS=()
@@ -37,9 +38,9 @@ wants() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 wants_regress() { [ -z "$ONLY" ] || grep -qxF -- "$ONLY" <<<"$REGRESS_SUITES"; }
 wants_client() { [ -z "$ONLY" ] || grep -qxF -- "${ONLY##*/}" <<<"$CLIENT_FILES"; }
 case $ONLY in
-    "" | lint | core | in-database | isolation | cross-major | reliability | reliability:* | bench) ;;
+    "" | lint | core | in-database | isolation | rust-client | cross-major | reliability | reliability:* | recipes | bench) ;;
     *) wants_regress || wants_client ||
-        die "unknown suite '$ONLY' (lint, core, in-database, isolation, cross-major, reliability, bench, a file in tests/regress/sql or tests/client)" ;;
+        die "unknown suite '$ONLY' (lint, core, in-database, isolation, rust-client, cross-major, reliability, recipes, bench, a file in tests/regress/sql or tests/client)" ;;
 esac
 # The client-side tests to run: the directory, or the one file asked for.
 client_tests() { if [ -z "$ONLY" ]; then echo "$ROOT/tests/client"; else echo "$ROOT/tests/client/${ONLY##*/}"; fi; }
@@ -75,7 +76,7 @@ preloaded_tests() {
         case $ONLY in setup) echo setup ;; no_preload) ;; *) echo setup "$ONLY" ;; esac
         return 0
     fi
-    echo setup xid12_io xid12_index xid12_generate snowflake rapkey search_path encodings permissions quoting
+    echo setup xid12_io xid12_casts xid12_index xid12_generate snowflake rapkey search_path encodings permissions quoting
     [ "$PG_MAJOR" -ge 16 ] && echo soft_errors
     [ "$PG_MAJOR" -ge 17 ] && echo on_error
     [ "$HAS_ICU" = yes ] && echo rapkey_icu
@@ -130,7 +131,7 @@ test_version() {
         use_postgres "$1"
     fi
 
-    wants_regress || wants isolation || wants_client || return 0
+    wants_regress || wants isolation || wants_client || wants rust-client || return 0
     # The system's PostgreSQL gets the release build, the one its users' servers should load,
     # through the documented install and package commands; the private builds get a quicker
     # debug build.
@@ -165,6 +166,12 @@ test_version() {
         PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT PG_IDGEN_RESTART_PORT=${PORTS[snowflake-restart]} \
         PG_IDGEN_PLAIN_HOST=$(socket_dir test-plain) PG_IDGEN_PLAIN_PORT=$PLAIN_PORT PG_IDGEN_BINDIR=$BINDIR \
             "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider "$(client_tests)"
+    fi
+
+    if wants rust-client; then
+        say "PostgreSQL $PG_MAJOR: Rust client crate (clients/rust), postgres and sqlx in binary mode"
+        (cd "$ROOT" && PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT \
+            cargo test -q -p pg-idgen-client --all-features)
     fi
 
     stop_cluster test
@@ -238,6 +245,12 @@ if testing 18 && { wants reliability || [[ $ONLY == reliability:* ]]; }; then
         bash "$ROOT/scripts/reliability.sh" $([ -z "$ONLY" ] && echo --installed) 18
     fi
     timings="$timings  PostgreSQL 18 reliability (scripts/reliability.sh): $((SECONDS - started)) s"$'\n'
+fi
+if testing 18 && wants recipes; then
+    # The node-pg, pgjdbc and Go recipes of the README: about drivers, so on one version.
+    started=$SECONDS
+    bash "$ROOT/scripts/test_recipes.sh" $([ -z "$ONLY" ] && echo --installed) 18
+    timings="$timings  PostgreSQL 18 client recipes (scripts/test_recipes.sh): $((SECONDS - started)) s"$'\n'
 fi
 if testing 18 && wants bench; then
     # The benchmark suite at its smoke-test scale (release build, no timing assertions): it

@@ -111,8 +111,15 @@ CREATE AGGREGATE max(xid12) (
 );
 
 -- Casts ---------------------------------------------------------------------
--- text <-> xid12 are PostgreSQL's automatic I/O conversion casts (explicit from text,
--- assignment to text), the same as for uuid.
+-- xid12 -> text and varchar are PostgreSQL's automatic I/O conversion casts (assignment), as
+-- for uuid. text and varchar -> xid12 are assignment casts through xid12's input function
+-- (0.5.0): a text or varchar value stores into an xid12 column (INSERT ... VALUES
+-- ($1::varchar), pgjdbc's setString, UPDATE, ALTER COLUMN ... TYPE xid12), and an explicit
+-- cast means what it meant. None is implicit: operator and function resolution only use
+-- implicit casts, so no expression changes meaning or becomes ambiguous, and xid12 = varchar
+-- stays an error, as uuid = varchar is (tests/regress/sql/xid12_casts.sql).
+CREATE CAST (pg_catalog.text AS xid12) WITH INOUT AS ASSIGNMENT;
+CREATE CAST (pg_catalog.varchar AS xid12) WITH INOUT AS ASSIGNMENT;
 
 CREATE FUNCTION xid12_to_bytea(xid12) RETURNS bytea
     AS 'MODULE_PATHNAME', 'xid12_send_wrapper' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

@@ -1,0 +1,30 @@
+//! The application side of pg_idgen: typed `xid12` values for the
+//! `postgres` and `sqlx` drivers, and generators that make ids in the application which merge
+//! with the server's without a conflict.
+//!
+//! - [`Xid`]: an `xid12` (rs/xid) value: text and bytes exactly as the server reads and writes
+//!   them, accessors, byte order, [`Xid::new`] and [`XidGenerator`] like `gen_xid12()`.
+//! - [`Snowflake`]: the server's Snowflake layout and generator for one worker id; decoders in
+//!   [`snowflake`].
+//! - [`rapkey`]: validator, builder, check character and prefix ranges.
+//!
+//! The codec, layouts, check characters and generator state machines are the extension's own
+//! (the `idgen-core` crate): one implementation of the format.
+//!
+//! Features: `serde` (an `Xid` as its text), `postgres` (`postgres-types` `ToSql`/`FromSql`),
+//! `sqlx` (`Type`/`Encode`/`Decode`, arrays).
+
+mod error;
+#[cfg(feature = "postgres")]
+mod postgres_ext;
+pub mod rapkey;
+#[cfg(feature = "serde")]
+mod serde_ext;
+pub mod snowflake;
+#[cfg(feature = "sqlx")]
+mod sqlx_ext;
+mod xid;
+
+pub use error::Error;
+pub use snowflake::Snowflake;
+pub use xid::{default_machine, machine_from_int, Xid, XidGenerator};

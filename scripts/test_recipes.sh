@@ -9,15 +9,15 @@
 # --installed: the extension is already installed into that version's PostgreSQL (test.sh
 # passes it); without it the script installs a debug build first. Installs what the recipes
 # need once (Debian's Node.js, JDK, pgjdbc, Go, rs/xid and pgx v4 packages where missing; npm
-# ci when the lock file changed); a second run only compiles what changed. The cluster uses port
-# PG_IDGEN_TEST_PORT - 7 (default 54391) on its own socket and on 127.0.0.1 (pgjdbc speaks TCP
+# ci when the lock file changed); a second run only compiles what changed. The cluster uses
+# PORTS[recipes] of lib.sh (default 54391) on its own socket and on 127.0.0.1 (pgjdbc speaks TCP
 # only), where it asks for a password made for the run.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 INSTALLED=no
 if [ "${1:-}" = --installed ]; then INSTALLED=yes; shift; fi
 VERSION=${1:-18}
-PORT=$((${PG_IDGEN_TEST_PORT:-54398} - 7))
+PORT=${PORTS[recipes]}
 RECIPES=$ROOT/clients/recipes
 OUT=$ROOT/target/recipes
 trap 'stop_cluster recipes' EXIT

@@ -6,7 +6,7 @@
 //! before each batch and disarms it after, and a batch that runs too long is cancelled with
 //! PostgreSQL's own "canceling statement due to statement timeout" (57014).
 
-use crate::errors::PgError;
+use crate::errors::PgReport;
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 use std::ffi::c_int;
@@ -23,7 +23,7 @@ unsafe extern "C-unwind" {
 #[pg_extern(sql = false)]
 fn idgen_statement_timeout(milliseconds: i32) {
     if milliseconds < 0 {
-        PgError::new(
+        PgReport::new(
             PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             format!("statement timeout must not be negative: {milliseconds} ms"),
         )

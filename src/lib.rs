@@ -22,7 +22,6 @@ mod random;
 mod rapkey;
 mod shmem;
 mod snowflake;
-mod snowflake_mark;
 mod timestamps;
 mod xid12;
 
@@ -39,7 +38,9 @@ extension_sql_file!("../sql/backfill.sql", name = "backfill");
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     guc::register();
-    shmem::init_if_preloading();
+    if shmem::init_if_preloading() {
+        snowflake::init_shared_state();
+    }
 }
 
 /// Required by `cargo pgrx test`: the in-database tests run with the library preloaded.

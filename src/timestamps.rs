@@ -1,12 +1,11 @@
 //! timestamptz <-> unix time for the generators and decoders.
 
-use crate::errors::PgError;
+use crate::errors::datetime_overflow;
 use idgen_core::pgtime;
 use pgrx::prelude::*;
-use pgrx::PgSqlErrorCode;
 
 pub fn out_of_range(message: impl Into<String>) -> ! {
-    PgError::new(PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW, message).raise()
+    datetime_overflow(message).raise()
 }
 
 fn finite_micros(ts: TimestampWithTimeZone) -> i64 {

@@ -2,7 +2,7 @@
 
 use super::Xid12;
 use crate::datum_out::{ByteaDatum, CStringDatum};
-use crate::errors::{invalid_text, server_text, PgError};
+use crate::errors::{invalid_text, null_value, server_text, PgReport};
 use idgen_core::base32hex::{DecodeError, CHARS};
 use idgen_core::xid::{Xid, LEN};
 use pgrx::prelude::*;
@@ -55,7 +55,7 @@ fn xid12_out(value: Xid12) -> CStringDatum {
 }
 
 fn wrong_binary_length(got: usize) -> ! {
-    PgError::new(
+    PgReport::new(
         PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
         "invalid binary xid12 value",
     )
@@ -65,7 +65,11 @@ fn wrong_binary_length(got: usize) -> ! {
 
 #[pg_extern(sql = false)]
 fn xid12_recv(buf: Internal) -> Xid12 {
-    let buf = buf.unwrap().expect("xid12_recv called without a buffer");
+    // STRICT in SQL, and no SQL expression makes a value of type internal (only the binary
+    // input of a value passes one), so a buffer is always there; an error all the same.
+    let Some(buf) = buf.unwrap() else {
+        null_value("xid12_recv needs a message buffer").raise()
+    };
     unsafe {
         let buf = buf.cast_mut_ptr::<pg_sys::StringInfoData>();
         let remaining = ((*buf).len - (*buf).cursor) as usize;

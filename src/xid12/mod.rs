@@ -6,12 +6,13 @@ mod ops;
 mod parts;
 pub(crate) mod sortsupport;
 
+use crate::errors::null_value;
 use idgen_core::xid::{Xid, LEN};
 use pgrx::callconv::{Arg, ArgAbi, BoxRet, FcInfo};
 use pgrx::datum::Datum;
 use pgrx::nullable::Nullable;
 use pgrx::pg_sys;
-use pgrx::{impl_sql_translatable, FromDatum, IntoDatum};
+use pgrx::{impl_sql_translatable, FromDatum};
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 #[repr(transparent)]
@@ -49,22 +50,14 @@ impl FromDatum for Xid12 {
     }
 }
 
-impl IntoDatum for Xid12 {
-    #[inline]
-    fn into_datum(self) -> Option<pg_sys::Datum> {
-        Some(self.to_datum())
-    }
-
-    fn type_oid() -> pg_sys::Oid {
-        unsafe { pg_sys::TypenameGetTypid(c"xid12".as_ptr()) }
-    }
-}
-
 unsafe impl<'fcx> ArgAbi<'fcx> for Xid12 {
     unsafe fn unbox_arg_unchecked(arg: Arg<'_, 'fcx>) -> Self {
         let index = arg.index();
-        arg.unbox_arg_using_from_datum()
-            .unwrap_or_else(|| panic!("argument {index} must not be null"))
+        // pgrx unboxes a non-Option argument with this; every function taking an xid12 is
+        // STRICT in sql/*.sql, so NULL never arrives. If one were not, NULL is an error.
+        arg.unbox_arg_using_from_datum().unwrap_or_else(|| {
+            null_value(format!("argument {} of type xid12 is NULL", index + 1)).raise()
+        })
     }
 
     unsafe fn unbox_nullable_arg(arg: Arg<'_, 'fcx>) -> Nullable<Self> {

@@ -61,17 +61,20 @@ pub fn raise(error: XidError) -> ! {
         XidError::CounterOutOfRange(v) => invalid_parameter(format!(
             "xid12 counter {v} is outside the range 0 .. {}",
             xid::MAX_COUNTER
-        )),
+        ))
+        .raise(),
         XidError::MachineOutOfRange(v) => invalid_parameter(format!(
             "xid12 machine id {v} is outside the range 0 .. {}",
             xid::MAX_MACHINE
-        )),
+        ))
+        .raise(),
         XidError::MachineLength(n) => {
-            invalid_parameter(format!("xid12 machine id must be 3 bytes, got {n}"))
+            invalid_parameter(format!("xid12 machine id must be 3 bytes, got {n}")).raise()
         }
         XidError::PidOutOfRange(v) => invalid_parameter(format!(
             "xid12 pid {v} is outside the range 0 .. {}",
             u16::MAX
-        )),
+        ))
+        .raise(),
     }
 }

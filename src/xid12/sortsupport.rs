@@ -3,6 +3,7 @@
 //! abandoned when too few keys are distinct (`AbbreviationStats`).
 
 use super::Xid12;
+use crate::errors::null_value;
 use idgen_core::cardinality::AbbreviationStats;
 use idgen_core::xid::Xid;
 use pgrx::prelude::*;
@@ -11,7 +12,11 @@ use std::ffi::c_int;
 
 #[pg_extern(sql = false)]
 fn xid12_sortsupport(ssup: Internal) {
-    let ssup = ssup.unwrap().expect("sort support needs its state");
+    // STRICT in SQL, and no SQL expression makes a value of type internal (only a sort being
+    // set up passes one), so the state is always there; an error all the same.
+    let Some(ssup) = ssup.unwrap() else {
+        null_value("xid12_sortsupport needs the sort's SortSupport state").raise()
+    };
     unsafe { prepare(ssup.cast_mut_ptr()) }
 }
 

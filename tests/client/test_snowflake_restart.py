@@ -96,7 +96,9 @@ class Cluster:
 def cluster():
     bindir = os.environ["PG_IDGEN_BINDIR"]
     base = Path(os.environ.get("PG_IDGEN_CLUSTERS", "/var/tmp/pg_idgen")) / "snowflake-restart"
-    c = Cluster(base, bindir, int(os.environ["PG_IDGEN_PORT"]) - 2)
+    # Its port is scripts/lib.sh's (PORTS[snowflake-restart]).
+    port = os.environ.get("PG_IDGEN_RESTART_PORT") or int(os.environ["PG_IDGEN_PORT"]) - 2
+    c = Cluster(base, bindir, int(port))
     if (c.data / "postmaster.pid").exists():
         try:
             c.stop("immediate")

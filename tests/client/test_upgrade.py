@@ -1,5 +1,6 @@
 """ALTER EXTENSION pg_idgen UPDATE from every released version gives a fresh install's objects
 and keeps the data, its indexes and the generators' order."""
+import re
 from pathlib import Path
 
 import pytest
@@ -7,7 +8,17 @@ import pytest
 from conftest import connect, fresh_database
 
 OBJECTS = (Path(__file__).parent / "extension_objects.sql").read_text()
-RELEASED = ["0.1.0", "0.2.0", "0.3.0", "0.4.0"]
+SQL = Path(__file__).parents[2] / "sql"
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+# Every released version: each has its install script frozen in sql/ as pg_idgen--X.Y.Z.sql.
+RELEASED = sorted((m.group(1) for f in SQL.iterdir()
+                   if (m := re.fullmatch(r"pg_idgen--(\d+\.\d+\.\d+)\.sql", f.name))), key=version_key)
+assert RELEASED, f"no frozen install scripts in {SQL}"
 
 
 def extension_objects(dbname: str) -> list[str]:

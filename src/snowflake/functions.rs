@@ -1,7 +1,8 @@
-//! Snowflake ids as bigint: generation from the cluster-wide state, decoders and bounds.
+//! The Snowflake SQL functions: generation from the cluster-wide state, decoders and bounds.
 
-use crate::errors::PgError;
-use crate::{guc, shmem, snowflake_mark, timestamps};
+use super::{mark, state};
+use crate::errors::PgReport;
+use crate::{guc, shmem, timestamps};
 use idgen_core::snowflake::{self, Config, SnowflakeError, SnowflakeState, Step};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
@@ -83,9 +84,9 @@ fn raise(error: SnowflakeError) -> ! {
             ),
         ),
     };
-    let mut error_report = PgError::new(code, message);
+    let mut error_report = PgReport::new(code, message);
     if let BehindRestoredMark { .. } = error {
-        let file = snowflake_mark::FILE;
+        let file = mark::FILE;
         error_report = error_report
             .detail(format!(
                 "The high-water mark was read at server start from \"{file}\" in the data \
@@ -101,7 +102,7 @@ fn raise(error: SnowflakeError) -> ! {
 }
 
 fn not_configured(message: &str, hint: &str) -> ! {
-    PgError::new(
+    PgReport::new(
         PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
         message,
     )
@@ -170,7 +171,7 @@ fn wait_until(unix_ms: i64) {
 fn gen_snowflake() -> i64 {
     let cfg = config();
     loop {
-        let step = shmem::snowflake()
+        let step = state::shared()
             .lock()
             .next(timestamps::now_unix_millis(), &cfg);
         match step {
@@ -187,16 +188,14 @@ fn gen_snowflake() -> i64 {
 /// file while the others wait on the writer lock, then find the lease extended and go on. No
 /// id above the old lease is issued before the file holds the new one.
 fn extend_lease(lease: i64, cfg: &Config) {
-    let _writer = shmem::SNOWFLAKE_LEASE_WRITER.exclusive();
-    if shmem::snowflake().lock().lease_id() >= lease {
+    let _writer = state::LEASE_WRITER.exclusive();
+    if state::shared().lock().lease_id() >= lease {
         return;
     }
-    if let Err(persist_error) =
-        snowflake_mark::persist_lease(&SnowflakeState::lease_mark(lease, cfg))
-    {
+    if let Err(persist_error) = mark::persist_lease(&SnowflakeState::lease_mark(lease, cfg)) {
         persist_error.raise();
     }
-    shmem::snowflake().lock().lease_extended(lease);
+    state::shared().lock().lease_extended(lease);
 }
 
 #[pg_extern(sql = false)]

@@ -1,15 +1,15 @@
-//! The Snowflake high-water mark on disk: the file, the postmaster's hooks that read it at
-//! startup and write it at a clean shutdown, and the durable write of a lease while running.
-//! What the mark means (and what a state does with it) is `idgen_core::snowflake`'s business.
+//! The Snowflake high-water mark on disk (docs/formats.md §6): read at startup, written at a
+//! clean shutdown, and a lease written durably while running. What the mark means (and what a
+//! state does with it) is `idgen_core::snowflake`'s business; when it is read and written is
+//! `super::state`'s.
 //!
 //! The file is `pg_idgen.snowflake` in the data directory (every server process runs there).
 //! It is replaced atomically: written to `pg_idgen.snowflake.tmp`, flushed, renamed over the
 //! old one and the directory flushed, so a crash leaves either the old mark or the new one.
 //! Flushes follow the server's `fsync` setting, like PostgreSQL's own files.
 
-use crate::errors::PgError;
-use idgen_core::snowflake::{Mark, MarkFileError, MarkKind, SnowflakeState};
-use pgrx::prelude::*;
+use crate::errors::PgReport;
+use idgen_core::snowflake::{Mark, MarkFileError, MarkKind};
 use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -23,9 +23,24 @@ fn fsync_enabled() -> bool {
     unsafe { pg_sys::enableFsync }
 }
 
+/// The steps of a write, each of which can fail.
+#[derive(Clone, Copy, Debug)]
+enum WriteStep {
+    /// Writing (and flushing) `TEMP_FILE`.
+    WriteTemp,
+    /// Renaming `TEMP_FILE` over `FILE`.
+    Rename,
+    /// Flushing the data directory, so that the rename survives a crash.
+    SyncDirectory,
+}
+
+/// A failed write: the step, and the operating system's error.
+struct WriteError(WriteStep, io::Error);
+
 /// Replaces the file with `mark`, durably (with `fsync` on). On failure the old file is left.
-pub fn write(mark: &Mark) -> Result<(), (&'static str, io::Error)> {
+fn write(mark: &Mark) -> Result<(), WriteError> {
     let bytes = mark.encode();
+    let step = |step| move |e| WriteError(step, e);
     let result = (|| -> io::Result<()> {
         let mut file = OpenOptions::new()
             .write(true)
@@ -41,13 +56,13 @@ pub fn write(mark: &Mark) -> Result<(), (&'static str, io::Error)> {
     })();
     if let Err(e) = result {
         let _ = fs::remove_file(TEMP_FILE);
-        return Err((TEMP_FILE, e));
+        return Err(WriteError(WriteStep::WriteTemp, e));
     }
-    fs::rename(TEMP_FILE, FILE).map_err(|e| (FILE, e))?;
+    fs::rename(TEMP_FILE, FILE).map_err(step(WriteStep::Rename))?;
     if fsync_enabled() {
         File::open(".")
             .and_then(|dir| dir.sync_all())
-            .map_err(|e| (".", e))?;
+            .map_err(step(WriteStep::SyncDirectory))?;
     }
     Ok(())
 }
@@ -64,20 +79,20 @@ fn file_error_code(e: &io::Error) -> PgSqlErrorCode {
     }
 }
 
-fn file_error(path: &str, e: &io::Error) -> PgError {
-    let message = match path {
-        "." => "could not fsync the data directory".to_string(),
-        FILE => format!("could not rename file \"{TEMP_FILE}\" to \"{FILE}\""),
-        _ => format!("could not write file \"{path}\""),
+fn file_error(WriteError(step, e): WriteError) -> PgReport {
+    let message = match step {
+        WriteStep::WriteTemp => format!("could not write file \"{TEMP_FILE}\""),
+        WriteStep::Rename => format!("could not rename file \"{TEMP_FILE}\" to \"{FILE}\""),
+        WriteStep::SyncDirectory => "could not fsync the data directory".to_string(),
     };
-    PgError::new(file_error_code(e), format!("{message}: {e}"))
+    PgReport::new(file_error_code(&e), format!("{message}: {e}"))
 }
 
 /// Persists a lease from a backend, under the generator's lock. On failure, the error to
 /// raise once the lock is released (no id may go out then).
-pub fn persist_lease(mark: &Mark) -> Result<(), PgError> {
-    write(mark).map_err(|(path, e)| {
-        file_error(path, &e).detail(
+pub fn persist_lease(mark: &Mark) -> Result<(), PgReport> {
+    write(mark).map_err(|e| {
+        file_error(e).detail(
             "gen_snowflake() records how far its ids may go before it issues ids beyond that \
              point, so that a crash cannot make it repeat them; no id was issued.",
         )
@@ -86,15 +101,15 @@ pub fn persist_lease(mark: &Mark) -> Result<(), PgError> {
 
 /// The mark found at startup, or None (with a LOG or WARNING saying why) when there is no
 /// usable one.
-fn read() -> Option<Mark> {
+pub fn read_at_startup() -> Option<Mark> {
     let bytes = match fs::read(FILE) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            PgError::new(
+            PgReport::new(
                 PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
                 format!("pg_idgen: no snowflake high-water mark file \"{FILE}\", starting fresh"),
             )
-            .report(PgLogLevel::LOG);
+            .log(PgLogLevel::LOG);
             return None;
         }
         Err(e) => {
@@ -108,14 +123,14 @@ fn read() -> Option<Mark> {
                 MarkKind::Shutdown => "the last id issued before a clean shutdown",
                 MarkKind::Lease => "a lease: the server did not shut down cleanly",
             };
-            PgError::new(
+            PgReport::new(
                 PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
                 format!(
                     "pg_idgen: snowflake ids continue above {} from \"{FILE}\" ({how})",
                     mark.id
                 ),
             )
-            .report(PgLogLevel::LOG);
+            .log(PgLogLevel::LOG);
             Some(mark)
         }
         Err(e) => {
@@ -139,7 +154,7 @@ fn read() -> Option<Mark> {
 }
 
 fn unusable(message: &str) {
-    PgError::new(PgSqlErrorCode::ERRCODE_DATA_CORRUPTED, message)
+    PgReport::new(PgSqlErrorCode::ERRCODE_DATA_CORRUPTED, message)
         .detail(
             "Snowflake ids start from the clock alone: if the clock is now behind ids issued \
              before this start, new ids can repeat them.",
@@ -148,52 +163,28 @@ fn unusable(message: &str) {
             "Check the server's clock. The file is rewritten on the first gen_snowflake() call; \
              remove \"{FILE}\" to silence this warning."
         ))
-        .report(PgLogLevel::WARNING);
+        .log(PgLogLevel::WARNING);
 }
 
-/// The generator's first state, evaluated in the shared memory startup hook: resumed from the
-/// file in the postmaster (at startup and after a crash reinitialized shared memory), where it
-/// also arranges for the mark to be written at exit.
-pub fn startup_state() -> SnowflakeState {
-    if unsafe { pg_sys::IsUnderPostmaster } {
-        // A child attaching to existing shared memory (EXEC_BACKEND builds): the value is
-        // not used, the postmaster's is.
-        return SnowflakeState::new();
-    }
-    unsafe { pg_sys::on_shmem_exit(Some(write_at_exit), pg_sys::Datum::from(0)) };
-    SnowflakeState::resume(read())
+/// The postmaster at exit found the generator's lock held (a backend killed holding it).
+pub fn lock_held_at_exit() {
+    PgReport::new(
+        PgSqlErrorCode::ERRCODE_LOCK_NOT_AVAILABLE,
+        format!(
+            "pg_idgen: snowflake generator lock still held at exit; \"{FILE}\" keeps the last lease"
+        ),
+    )
+    .log(PgLogLevel::LOG);
 }
 
-/// The postmaster's shared memory exit callback. With code 0 (a smart, fast or immediate
-/// shutdown) every other server process has exited, so the state is final: write it as the
-/// exact mark. With another code (shared memory reinitialized after a crash) write nothing and
-/// let the last lease stand, as pg_stat_statements does not dump its file after a crash.
-#[pg_guard]
-unsafe extern "C-unwind" fn write_at_exit(code: std::ffi::c_int, _arg: pg_sys::Datum) {
-    if code != 0 {
-        return;
-    }
-    // A process killed by an immediate shutdown may have died holding the lock. The
-    // postmaster only tries it once: a lock left held means the lease stays, which is safe.
-    let Some(state) = crate::shmem::snowflake().try_lock() else {
-        PgError::new(
-            PgSqlErrorCode::ERRCODE_LOCK_NOT_AVAILABLE,
-            format!("pg_idgen: snowflake generator lock still held at exit; \"{FILE}\" keeps the last lease"),
-        )
-        .report(PgLogLevel::LOG);
-        return;
-    };
-    let mark = state.shutdown_mark();
-    drop(state);
-    let Some(mark) = mark else {
-        return;
-    };
-    if let Err((path, e)) = write(&mark) {
-        file_error(path, &e)
+/// Writes the exact mark at a clean shutdown; a failure is logged, and the last lease stays.
+pub fn write_at_shutdown(mark: &Mark) {
+    if let Err(e) = write(mark) {
+        file_error(e)
             .detail(
                 "The last lease written stays in place: after a restart, snowflake ids \
                  continue above it.",
             )
-            .report(PgLogLevel::LOG);
+            .log(PgLogLevel::LOG);
     }
 }

@@ -1,0 +1,9 @@
+//! Snowflake ids as bigint (docs/formats.md §5): the SQL functions (`functions`), the
+//! generator's state shared by the cluster (`state`), and its high-water mark on disk
+//! (`mark`, docs/formats.md §6). The layout and the state machine are `idgen_core::snowflake`.
+
+mod functions;
+mod mark;
+mod state;
+
+pub use state::init_shared_state;

@@ -500,20 +500,24 @@ BEGIN
     EXECUTE create_sql;
     EXECUTE sort_sql;
     GET DIAGNOSTICS rows = ROW_COUNT;
+    -- No ANALYZE: the batches' statements run with sequential scans off, so they read it by
+    -- this index whatever the planner guesses.
     EXECUTE format('CREATE INDEX ON %s (idgen_seq)', work);
-    EXECUTE format('ANALYZE %s', work);
     EXECUTE format('COMMENT ON TABLE %s IS %L', work, signature);
     last := rows;
 END
 $$;
 
--- Forgets the work table's rows up to idgen_seq upto (filled by the batch committing with it).
-CREATE FUNCTION idgen_backfill_forget(work_schema name, work_name name, upto bigint) RETURNS void
+-- Forgets the work table's rows of idgen_seq in (after, upto], the batch committing with it.
+-- (Both bounds: the index scan then starts at the batch, not at the entries of every batch
+-- before it, which stay in the index until a vacuum.)
+CREATE FUNCTION idgen_backfill_forget(work_schema name, work_name name, after bigint, upto bigint) RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    EXECUTE format('DELETE FROM %I.%I WHERE idgen_seq OPERATOR(pg_catalog.<=) $1', work_schema, work_name) USING upto;
+    EXECUTE format('DELETE FROM %I.%I WHERE idgen_seq OPERATOR(pg_catalog.>) $1 AND idgen_seq OPERATOR(pg_catalog.<=) $2',
+        work_schema, work_name) USING after, upto;
 END
 $$;
 
@@ -709,7 +713,7 @@ BEGIN
                             ARRAY[seq_from::pg_catalog.text, seq_upto::pg_catalog.text]);
                     END IF;
                 END IF;
-                PERFORM @extschema@.idgen_backfill_forget(work.work_schema, work.work_name, seq_upto);
+                PERFORM @extschema@.idgen_backfill_forget(work.work_schema, work.work_name, seq_from, seq_upto);
             ELSE
                 locked := @extschema@.idgen_backfill_lock(plan.lock_sql, cursor_key);
                 IF locked IS NOT NULL THEN

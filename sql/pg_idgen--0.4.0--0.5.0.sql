@@ -500,9 +500,8 @@ BEGIN
     EXECUTE create_sql;
     EXECUTE sort_sql;
     GET DIAGNOSTICS rows = ROW_COUNT;
-    -- No ANALYZE: the batches' statements run with sequential scans off, so they read it by
-    -- this index whatever the planner guesses.
     EXECUTE format('CREATE INDEX ON %s (idgen_seq)', work);
+    EXECUTE format('ANALYZE %s', work);
     EXECUTE format('COMMENT ON TABLE %s IS %L', work, signature);
     last := rows;
 END

@@ -120,8 +120,47 @@ END
 $$;
 COMMENT ON FUNCTION idgen_check_cluster_identities() IS 'Citus: every node''s effective xid12 machine id and Snowflake worker id; an error when two nodes share one';
 
--- Citus (issue 18): idgen_backfill refuses distributed and reference tables (sql/backfill.sql) ---
+-- idgen_backfill 0.5.0 (sql/backfill.sql): the sorted walk (a work table), partitioned tables, estimated totals.
 
+-- 0.5.0: which walk the run took and why, and whether rows_total is an estimate from the
+-- statistics (a large table walked by an index is not counted first). Added with ALTER TABLE
+-- so that a fresh install has the columns in the order an updated one does.
+ALTER TABLE idgen_backfill_progress ADD COLUMN walk text, ADD COLUMN rows_total_estimated boolean NOT NULL DEFAULT false;
+
+DROP FUNCTION idgen_backfill_begin(regclass, name, text);
+
+-- OPERATOR(schema.op) of the btree strategy (3 =, 4 >=, 5 >) in the default btree operator
+-- class of typ (or of the type a domain is over, or one it is binary-coercible to); NULL if none.
+CREATE OR REPLACE FUNCTION idgen_backfill_operator(typ oid, strategy integer) RETURNS text
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    -- The base type once (a planner that calls it per catalog row took 0.3 s per operator).
+    WITH b AS MATERIALIZED (SELECT @extschema@.idgen_backfill_base_type(typ) AS base)
+    SELECT format('OPERATOR(%I.%s)', n.nspname, o.oprname)
+    FROM b CROSS JOIN pg_opclass oc
+    JOIN pg_amop ao ON ao.amopfamily = oc.opcfamily AND ao.amoplefttype = oc.opcintype
+         AND ao.amoprighttype = oc.opcintype AND ao.amopstrategy = strategy
+    JOIN pg_operator o ON o.oid = ao.amopopr
+    JOIN pg_namespace n ON n.oid = o.oprnamespace
+    WHERE oc.opcdefault AND oc.opcmethod = (SELECT am.oid FROM pg_am am WHERE am.amname = 'btree')
+      AND (oc.opcintype = b.base OR EXISTS (SELECT FROM pg_cast c
+           WHERE c.castsource = b.base AND c.casttarget = oc.opcintype AND c.castmethod = 'b'))
+    ORDER BY oc.opcintype = b.base DESC
+    LIMIT 1
+$$;
+
+-- Checks the arguments and writes the statements a run executes. A batch is two statements in
+-- one transaction:
+--   lock_sql takes the walk's cursor as $1 (text[], the last batch's key values; NULL walks
+--     from the start) and locks up to batch_size rows whose target is NULL, in the walk's order
+--     (order_by, then the primary key; or the primary key). It waits for rows that other
+--     transactions hold (up to lock_timeout) rather than skip them: a skipped row filled later
+--     would get a later value than the rows after it. It returns their ctids in that order (a
+--     plain aggregate takes its input in order).
+--   fill_sql takes those ctids as $1 and evaluates the value expression over the rows in the
+--     array's order, and fills them. It is a separate statement so that its snapshot sees the
+--     rows as they were when locked, after the transactions it waited for.
 CREATE OR REPLACE FUNCTION idgen_backfill_plan(relation regclass, target_column name, value_expression text,
         batch_size integer, order_by text, pause interval, lock_timeout interval,
         statement_timeout interval, report_every interval,
@@ -158,10 +197,7 @@ BEGIN
     -- the caller's search_path, where an unqualified name could mean another table.
     SELECT c.relkind, format('%I.%I', n.nspname, c.relname) INTO kind, qualified
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = relation;
-    IF kind = 'p' THEN
-        RAISE EXCEPTION 'idgen_backfill fills one partition at a time: "%" is partitioned', rel
-            USING ERRCODE = 'feature_not_supported', HINT = 'Call it for each partition.';
-    ELSIF kind IS DISTINCT FROM 'r' THEN
+    IF kind IS DISTINCT FROM 'r' AND kind IS DISTINCT FROM 'p' THEN
         RAISE EXCEPTION '"%" is not a table', rel USING ERRCODE = 'wrong_object_type';
     END IF;
     -- Citus: the rows of a distributed or reference table are in shards, out of the batches'
@@ -196,13 +232,6 @@ BEGIN
         PERFORM @extschema@.idgen_backfill_column(relation, order_by);
         -- The primary key breaks ties, so the walk's order is total.
         keys := ARRAY[order_by::name] || array(SELECT c FROM unnest(pk) c WHERE c <> order_by);
-    END IF;
-    IF NOT EXISTS (SELECT FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
-                   JOIN pg_am am ON am.oid = i.relam AND am.amname = 'btree'
-                   JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0]
-                   WHERE x.indrelid = relation AND a.attname = keys[1] AND x.indisvalid AND x.indpred IS NULL) THEN
-        RAISE WARNING 'no index on "%" leads with column "%": each batch of idgen_backfill will read the whole table', rel, keys[1]
-            USING HINT = format('Create one first: CREATE INDEX CONCURRENTLY ON %s (%I);', rel, keys[1]);
     END IF;
     IF target_column = ANY (keys) THEN
         RAISE EXCEPTION 'the walk cannot be ordered by the column it fills, "%"', target_column
@@ -272,3 +301,596 @@ SELECT (SELECT pg_catalog.count(*) FROM idgen_updated),
     remaining_sql := format('SELECT pg_catalog.count(*) FROM %s WHERE %s IS NULL', qualified, target);
 END
 $$;
+
+-- Runs a batch's lock_sql. Keyset pagination only pays off when the batch walks an index from
+-- the cursor; right after ADD COLUMN the planner knows nothing of the new column's NULLs and
+-- would rather read and sort the whole table for each batch. Here it cannot. A sorted walk's
+-- lock_sql joins a range of its work table to the table: by nested loops, each row reached by
+-- its ctid or its primary key, never a join that reads the whole table.
+CREATE OR REPLACE FUNCTION idgen_backfill_lock(lock_sql text, cursor_key text[]) RETURNS tid[]
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    SET enable_seqscan = off
+    SET enable_sort = off
+    SET enable_hashjoin = off
+    SET enable_mergejoin = off
+AS $$
+DECLARE
+    locked tid[];
+BEGIN
+    EXECUTE lock_sql INTO locked USING cursor_key;
+    RETURN locked;
+END
+$$;
+
+-- Records one batch's outcome and says what the run does next:
+--   'next'  the batch filled rows: commit, move the cursor to its last key, pause
+--   'sweep' a walk reached the end: walk once more from the start, for rows that came in
+--           behind the cursor or whose order_by value is NULL
+--   'retry' the batch hit lock_timeout: wait a moment and retry it
+--   'done'  a walk from the start found no row to fill
+CREATE OR REPLACE FUNCTION idgen_backfill_step(relation regclass, target_column name,
+        filled bigint, nulls bigint, from_start boolean, lock_failures integer, report_every interval)
+    RETURNS text
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    progress @extschema@.idgen_backfill_progress;
+    now timestamptz := clock_timestamp();
+    action text;
+BEGIN
+    IF nulls > 0 THEN
+        RAISE EXCEPTION 'value_expression gave NULL for % rows of "%"', nulls, relation::text
+            USING ERRCODE = 'null_value_not_allowed',
+                  DETAIL = 'The batch was rolled back; the batches before it stay committed.',
+                  HINT = 'Make the expression give a value for every row, e.g. with coalesce.';
+    END IF;
+    IF lock_failures > 0 THEN
+        IF lock_failures >= 20 THEN
+            RAISE EXCEPTION 'idgen_backfill gave up on "%" after % lock timeouts in a row', relation::text, lock_failures
+                USING ERRCODE = 'lock_not_available',
+                      HINT = 'Call it again when the lock is free; it continues where it stopped.';
+        END IF;
+        RETURN 'retry';
+    END IF;
+    IF filled > 0 THEN
+        action := 'next';
+    ELSIF NOT from_start THEN
+        RETURN 'sweep';
+    ELSE
+        action := 'done';
+    END IF;
+
+    -- In SET, columns are the values before this batch. An estimated total becomes exact when
+    -- the run is done (every row it filled), or when the rows done pass it.
+    UPDATE @extschema@.idgen_backfill_progress AS p SET
+        batches = p.batches + (filled > 0)::integer,
+        rows_done = p.rows_done + filled,
+        rows_total = CASE WHEN action = 'done' AND p.rows_total_estimated THEN p.rows_done + filled
+                          ELSE greatest(p.rows_total, p.rows_done + filled) END,
+        rows_total_estimated = p.rows_total_estimated AND action <> 'done' AND p.rows_total > p.rows_done + filled,
+        rows_per_second = (p.rows_done + filled) / nullif(extract(epoch FROM now - p.started_at), 0),
+        eta = make_interval(secs => round((greatest(p.rows_total, p.rows_done + filled) - p.rows_done - filled)
+              / nullif((p.rows_done + filled) / nullif(extract(epoch FROM now - p.started_at), 0), 0))),
+        updated_at = now,
+        finished_at = CASE WHEN action = 'done' THEN now END,
+        reported_at = CASE WHEN action = 'done' OR now - p.reported_at >= report_every THEN now ELSE p.reported_at END
+    WHERE p.relation = idgen_backfill_step.relation AND p.target_column = idgen_backfill_step.target_column
+      AND p.run_by = CURRENT_USER
+    RETURNING p.* INTO progress;
+    IF progress.reported_at = now THEN
+        RAISE NOTICE 'idgen_backfill %.%: % of % rows%', relation::text, quote_ident(target_column),
+            progress.rows_done,
+            CASE WHEN progress.rows_total_estimated THEN 'about ' || progress.rows_total ELSE progress.rows_total::text END,
+            CASE WHEN action = 'done' THEN format(' in %s s, done', round(extract(epoch FROM now - progress.started_at), 1))
+                 ELSE format(', %s rows/s, about %s left%s', round(progress.rows_per_second), progress.eta,
+                             CASE WHEN progress.rows_total_estimated THEN ' (total estimated)' ELSE '' END) END;
+    END IF;
+    RETURN action;
+END
+$$;
+
+-- How the run walks the table, and the statements of the sorted walk (0.5.0).
+--   'index'  a valid btree index leads with the walk's first column (order_by, else the
+--            primary key) on a table that is not partitioned: keyset pagination over it, as
+--            idgen_backfill_plan writes it.
+--   'sorted' otherwise, when the table has a primary key: the keys of the rows still to fill
+--            are sorted once, in the walk's order, into a work table with a sequence number
+--            (idgen_seq, btree-indexed), and batches take ranges of it, reaching their rows
+--            by primary key. A partitioned table always takes it: one sort over every leaf
+--            partition, so the ids follow the walk across partitions whatever the partitioning.
+--   'scan'   neither: keyset pagination without an index, each batch reads the whole table.
+-- The work table is named after the table's OID and the column's number, always
+-- schema-qualified: an UNLOGGED table in the table's schema when the caller may create there
+-- (it outlives the session, so a run cancelled in one session resumes in another without
+-- sorting again), else a temporary one (pg_temp, this session only). It holds only the rows
+-- not filled yet: each batch deletes its range in its own transaction.
+--   probe_sql  whether any row is still to fill (stops at the first)
+--   create_sql the work table, empty
+--   sort_sql   fills it: INSERT ... SELECT row_number() OVER (ORDER BY the walk) ...; a sort
+--              that spills to temporary files beyond work_mem
+--   lock_sql   takes ARRAY[from, to] (text[]) and locks the rows of idgen_seq in (from, to]
+--              still to fill, in idgen_seq order, returning their ctids (as idgen_backfill_plan's)
+--   fill_sql   for a partitioned table, fills the rows of idgen_seq in (from, to] by primary key
+--              (a ctid names a row only within its partition); NULL for a table, whose batches
+--              use idgen_backfill_plan's fill_sql with the locked ctids
+CREATE FUNCTION idgen_backfill_work_plan(relation regclass, target_column name, value_expression text,
+        order_by text,
+        OUT walk text, OUT reason text, OUT work_schema name, OUT work_name name, OUT signature text,
+        OUT probe_sql text, OUT create_sql text, OUT sort_sql text, OUT lock_sql text, OUT fill_sql text)
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    kind "char";
+    persistence "char";
+    schema_name name;
+    rel_name name;
+    qualified text;
+    work text;
+    target text := quote_ident(target_column);
+    pk name[];
+    keys name[];
+    index_name name;
+    key_list text;
+    columns text;
+    pk_list text;
+    join_cond text;
+    update_cond text;
+    key_aliases text;
+    key_check text;
+BEGIN
+    SELECT c.relkind, c.relpersistence, n.nspname, c.relname, format('%I.%I', n.nspname, c.relname)
+    INTO kind, persistence, schema_name, rel_name, qualified
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = relation;
+    SELECT array_agg(a.attname ORDER BY k.n) INTO pk
+    FROM pg_index x
+    CROSS JOIN LATERAL unnest(x.indkey::smallint[]) WITH ORDINALITY AS k(attnum, n)
+    JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum
+    WHERE x.indrelid = relation AND x.indisprimary;
+    IF order_by IS NULL THEN
+        keys := pk;
+    ELSE
+        keys := ARRAY[order_by::name] || array(SELECT c FROM unnest(pk) c WHERE c <> order_by);
+    END IF;
+    SELECT i.relname INTO index_name
+    FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+    JOIN pg_am am ON am.oid = i.relam AND am.amname = 'btree'
+    JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0]
+    WHERE x.indrelid = relation AND a.attname = keys[1] AND x.indisvalid AND x.indpred IS NULL
+    ORDER BY i.relname LIMIT 1;
+
+    IF kind = 'r' AND index_name IS NOT NULL THEN
+        walk := 'index';
+        reason := format('index %I leads with %I', index_name, keys[1]);
+    ELSIF pk IS NULL THEN
+        IF kind = 'p' THEN
+            RAISE EXCEPTION 'partitioned table "%" has no primary key to walk its partitions by', relation::text
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'Add a primary key, or call idgen_backfill for each partition.';
+        END IF;
+        walk := 'scan';
+        reason := format('no index leads with %I and there is no primary key to sort by: each batch reads the whole table', keys[1]);
+        RAISE WARNING 'no index on "%" leads with column "%": each batch of idgen_backfill will read the whole table', relation::text, keys[1]
+            USING HINT = format('Create one first: CREATE INDEX CONCURRENTLY ON %s (%I);', relation::text, keys[1]);
+    ELSE
+        walk := 'sorted';
+        reason := CASE WHEN kind = 'p' THEN 'partitioned table: one sort over every partition'
+                       ELSE format('no index leads with %I', keys[1]) END;
+    END IF;
+    IF pk IS NULL THEN
+        RETURN; -- no work table: the sweep walks again from the start
+    END IF;
+
+    work_name := format('idgen_backfill_%s_%s', relation::oid, @extschema@.idgen_backfill_column(relation, target_column));
+    IF persistence = 't' OR NOT has_schema_privilege(schema_name, 'CREATE') THEN
+        work_schema := 'pg_temp';
+        work := format('pg_temp.%I', work_name);
+        create_sql := 'CREATE TEMPORARY TABLE ' || work;
+        IF walk = 'sorted' THEN
+            reason := reason || CASE WHEN persistence = 't' THEN ', work table temporary as the table is'
+                ELSE format(', work table temporary: no CREATE on schema %I, so a run resumed in another session sorts again', schema_name) END;
+        END IF;
+    ELSE
+        work_schema := schema_name;
+        work := format('%I.%I', schema_name, work_name);
+        create_sql := 'CREATE UNLOGGED TABLE ' || work;
+    END IF;
+    signature := format('idgen_backfill work table of relation %s column %s, walk (%s)',
+        relation::oid, target_column, array_to_string(keys, ', '));
+
+    SELECT string_agg(quote_ident(k), ', ' ORDER BY n) INTO key_list FROM unnest(keys) WITH ORDINALITY AS u(k, n);
+    SELECT string_agg(format('idgen_k%s %s%s NOT NULL', k.n, format_type(a.atttypid, a.atttypmod),
+                             CASE WHEN a.attcollation <> t.typcollation
+                                  THEN (SELECT format(' COLLATE %I.%I', cn.nspname, co.collname)
+                                        FROM pg_collation co JOIN pg_namespace cn ON cn.oid = co.collnamespace
+                                        WHERE co.oid = a.attcollation) ELSE '' END), ', ' ORDER BY k.n),
+           string_agg(quote_ident(k.col), ', ' ORDER BY k.n),
+           string_agg(format('%s.%I %s idgen_work.idgen_k%s', qualified, k.col,
+                             @extschema@.idgen_backfill_operator(a.atttypid, 3), k.n), ' AND ' ORDER BY k.n),
+           string_agg(format('%s.%I %s idgen_valued.idgen_k%s', qualified, k.col,
+                             @extschema@.idgen_backfill_operator(a.atttypid, 3), k.n), ' AND ' ORDER BY k.n),
+           string_agg(format('%s.%I AS idgen_k%s', qualified, k.col, k.n), ', ' ORDER BY k.n),
+           string_agg(format('COALESCE(%s.%I, idgen_work.idgen_k%s) %s idgen_work.idgen_k%s', qualified, k.col, k.n,
+                             @extschema@.idgen_backfill_operator(a.atttypid, 3), k.n), ' AND ' ORDER BY k.n)
+    INTO columns, pk_list, join_cond, update_cond, key_aliases, key_check
+    FROM unnest(pk) WITH ORDINALITY AS k(col, n)
+    JOIN pg_attribute a ON a.attrelid = relation AND a.attname = k.col
+    JOIN pg_type t ON t.oid = a.atttypid;
+
+    probe_sql := format('SELECT EXISTS (SELECT FROM %s WHERE %s IS NULL)', qualified, target);
+    IF kind = 'r' THEN
+        -- A table's work table also keeps each row's ctid at the sort: a batch finds its rows
+        -- there first (checking the key), and by primary key only those an update has moved since.
+        create_sql := format('%s (idgen_seq pg_catalog.int8 NOT NULL, idgen_tid pg_catalog.tid NOT NULL, %s)',
+            create_sql, columns);
+        sort_sql := format('INSERT INTO %s SELECT pg_catalog.row_number() OVER (ORDER BY %s), ctid, %s FROM %s WHERE %s IS NULL',
+            work, key_list, pk_list, qualified, target);
+        -- The key is checked with COALESCE(key, value) = value, which no index matches, so the
+        -- planner reaches each row by its ctid rather than through the primary key.
+        lock_sql := format($sql$
+WITH idgen_in_place AS (
+    SELECT %1$s.ctid AS idgen_row, idgen_work.idgen_seq
+    FROM %2$s AS idgen_work JOIN %1$s ON %1$s.ctid OPERATOR(pg_catalog.=) idgen_work.idgen_tid
+    WHERE idgen_work.idgen_seq OPERATOR(pg_catalog.>) ($1)[1]::pg_catalog.int8
+      AND idgen_work.idgen_seq OPERATOR(pg_catalog.<=) ($1)[2]::pg_catalog.int8 AND %6$s AND %1$s.%4$s IS NULL
+    FOR NO KEY UPDATE OF %5$I
+), idgen_missing AS (
+    SELECT idgen_work.idgen_seq FROM %2$s AS idgen_work
+    WHERE idgen_work.idgen_seq OPERATOR(pg_catalog.>) ($1)[1]::pg_catalog.int8
+      AND idgen_work.idgen_seq OPERATOR(pg_catalog.<=) ($1)[2]::pg_catalog.int8
+    EXCEPT ALL SELECT idgen_in_place.idgen_seq FROM idgen_in_place
+), idgen_moved AS (
+    SELECT %1$s.ctid AS idgen_row, idgen_work.idgen_seq
+    FROM idgen_missing JOIN %2$s AS idgen_work ON idgen_work.idgen_seq OPERATOR(pg_catalog.=) idgen_missing.idgen_seq
+    JOIN %1$s ON %3$s
+    WHERE %1$s.%4$s IS NULL
+    FOR NO KEY UPDATE OF %5$I
+)
+SELECT pg_catalog.array_agg(idgen_row ORDER BY idgen_seq) FROM (
+    SELECT idgen_row, idgen_seq FROM idgen_in_place UNION ALL SELECT idgen_row, idgen_seq FROM idgen_moved) idgen_locked$sql$,
+            qualified, work, join_cond, target, rel_name, key_check);
+    ELSE
+        create_sql := format('%s (idgen_seq pg_catalog.int8 NOT NULL, %s)', create_sql, columns);
+        sort_sql := format('INSERT INTO %s SELECT pg_catalog.row_number() OVER (ORDER BY %s), %s FROM %s WHERE %s IS NULL',
+            work, key_list, pk_list, qualified, target);
+        lock_sql := format($sql$
+SELECT pg_catalog.array_agg(idgen_row) FROM (
+    SELECT %1$s.ctid AS idgen_row FROM %2$s AS idgen_work JOIN %1$s ON %3$s
+    WHERE idgen_work.idgen_seq OPERATOR(pg_catalog.>) ($1)[1]::pg_catalog.int8
+      AND idgen_work.idgen_seq OPERATOR(pg_catalog.<=) ($1)[2]::pg_catalog.int8 AND %1$s.%4$s IS NULL
+    ORDER BY idgen_work.idgen_seq
+    FOR NO KEY UPDATE OF %5$I) idgen_locked$sql$,
+            qualified, work, join_cond, target, rel_name);
+        fill_sql := format($sql$
+WITH idgen_valued AS MATERIALIZED (
+    SELECT idgen_work.idgen_seq, (%3$s) AS idgen_value, %4$s
+    FROM %2$s AS idgen_work JOIN %1$s ON %5$s
+    WHERE idgen_work.idgen_seq OPERATOR(pg_catalog.>) ($1)[1]::pg_catalog.int8
+      AND idgen_work.idgen_seq OPERATOR(pg_catalog.<=) ($1)[2]::pg_catalog.int8 AND %1$s.%6$s IS NULL
+    ORDER BY idgen_work.idgen_seq
+), idgen_updated AS (
+    UPDATE %1$s SET %6$s = idgen_valued.idgen_value FROM idgen_valued WHERE %7$s
+    RETURNING 1
+)
+SELECT (SELECT pg_catalog.count(*) FROM idgen_updated),
+       (SELECT pg_catalog.count(*) FROM idgen_valued WHERE idgen_value IS NULL),
+       NULL::pg_catalog.text[]$sql$,
+            qualified, work, value_expression, key_aliases, join_cond, target, update_cond);
+    END IF;
+END
+$$;
+
+-- Makes the work table ready to walk and returns the range of idgen_seq left in it, (first, last]:
+-- a work table of an earlier run with the same walk (owned by the caller, and not emptied by a
+-- crash: it is unlogged) is kept when reuse is true; otherwise the rows still to fill are sorted
+-- into a new one. Nothing to fill: no work table, and (0, 0]. A table of that name that the
+-- caller does not own is an error (42P07), never used or dropped.
+CREATE FUNCTION idgen_backfill_sort(work_schema name, work_name name, signature text, probe_sql text,
+        create_sql text, sort_sql text, reuse boolean, OUT first bigint, OUT last bigint, OUT reused boolean)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    work text := format('%I.%I', work_schema, work_name);
+    found oid;
+    owner oid;
+    rows bigint;
+    any_left boolean;
+BEGIN
+    SELECT c.oid, c.relowner INTO found, owner FROM pg_class c
+    WHERE c.relname = work_name
+      AND c.relnamespace = CASE WHEN work_schema = 'pg_temp' THEN pg_my_temp_schema()
+                                ELSE (SELECT n.oid FROM pg_namespace n WHERE n.nspname = work_schema) END;
+    IF found IS NOT NULL AND owner <> (SELECT r.oid FROM pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+        RAISE EXCEPTION 'relation "%" exists and is not idgen_backfill''s work table of this run', work
+            USING ERRCODE = 'duplicate_table',
+                  DETAIL = 'It is owned by another role.',
+                  HINT = 'Drop or rename it, or run idgen_backfill as its owner.';
+    END IF;
+    reused := false;
+    IF found IS NOT NULL AND reuse AND obj_description(found, 'pg_class') = signature THEN
+        EXECUTE format('SELECT pg_catalog.min(idgen_seq) OPERATOR(pg_catalog.-) 1, pg_catalog.max(idgen_seq) FROM %s', work)
+            INTO first, last;
+        IF last IS NOT NULL THEN
+            reused := true;
+            RETURN;
+        END IF;
+    END IF;
+    IF found IS NOT NULL THEN
+        EXECUTE 'DROP TABLE ' || work;
+    END IF;
+    first := 0;
+    last := 0;
+    EXECUTE probe_sql INTO any_left;
+    IF NOT any_left THEN
+        RETURN;
+    END IF;
+    EXECUTE create_sql;
+    EXECUTE sort_sql;
+    GET DIAGNOSTICS rows = ROW_COUNT;
+    EXECUTE format('CREATE INDEX ON %s (idgen_seq)', work);
+    EXECUTE format('ANALYZE %s', work);
+    EXECUTE format('COMMENT ON TABLE %s IS %L', work, signature);
+    last := rows;
+END
+$$;
+
+-- Forgets the work table's rows of idgen_seq in (after, upto], the batch committing with it.
+-- (Both bounds: the index scan then starts at the batch, not at the entries of every batch
+-- before it, which stay in the index until a vacuum.)
+CREATE FUNCTION idgen_backfill_forget(work_schema name, work_name name, after bigint, upto bigint) RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    EXECUTE format('DELETE FROM %I.%I WHERE idgen_seq OPERATOR(pg_catalog.>) $1 AND idgen_seq OPERATOR(pg_catalog.<=) $2',
+        work_schema, work_name) USING after, upto;
+END
+$$;
+
+-- Drops the work table once the run is done (when it is there and the caller's).
+CREATE FUNCTION idgen_backfill_drop_work(work_schema name, work_name name) RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_class c WHERE c.relname = work_name
+               AND c.relowner = (SELECT r.oid FROM pg_roles r WHERE r.rolname = CURRENT_USER)
+               AND c.relnamespace = CASE WHEN work_schema = 'pg_temp' THEN pg_my_temp_schema()
+                                         ELSE (SELECT n.oid FROM pg_namespace n WHERE n.nspname = work_schema) END) THEN
+        EXECUTE format('DROP TABLE %I.%I', work_schema, work_name);
+    END IF;
+END
+$$;
+
+-- Runs a sorted walk's fill_sql for the range ARRAY[from, to] (partitioned tables). Its rows
+-- are reached through the work table's index, then by primary key: nested loops, as in
+-- idgen_backfill_fill. No SET search_path: the statement holds the caller's value expression.
+CREATE FUNCTION idgen_backfill_fill_range(fill_sql text, bounds text[],
+        OUT filled bigint, OUT nulls bigint, OUT last_key text[])
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET enable_hashjoin = off
+    SET enable_mergejoin = off
+    SET enable_seqscan = off
+AS $$
+BEGIN
+    EXECUTE fill_sql INTO filled, nulls, last_key USING bounds;
+END
+$$;
+
+-- The rows to fill when the run starts: counted when the table is small, else (at or above
+-- 10,000,000 rows in the statistics, where a count reads the whole table for minutes) estimated
+-- from the statistics: the table's row count times the column's fraction of NULLs when ANALYZE
+-- has seen the column, else every row.
+CREATE FUNCTION idgen_backfill_count(relation regclass, target_column name, remaining_sql text,
+        OUT total bigint, OUT estimated boolean)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    tuples double precision;
+BEGIN
+    SELECT c.reltuples INTO tuples FROM pg_class c WHERE c.oid = relation;
+    IF tuples >= 1e7 THEN
+        SELECT round(tuples * coalesce((SELECT s.null_frac FROM pg_stats s JOIN pg_class c ON c.oid = relation
+                                        JOIN pg_namespace n ON n.oid = c.relnamespace
+                                        WHERE s.schemaname = n.nspname AND s.tablename = c.relname
+                                          AND s.attname = target_column AND NOT s.inherited), 1))::bigint
+        INTO total;
+        estimated := true;
+    ELSE
+        EXECUTE remaining_sql INTO total;
+        estimated := false;
+    END IF;
+END
+$$;
+
+-- Starts (or restarts) the run's progress row, and says which walk the run takes and why.
+CREATE FUNCTION idgen_backfill_start(relation regclass, target_column name, total bigint,
+        estimated boolean, walk text, reason text) RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    now timestamptz := clock_timestamp();
+BEGIN
+    INSERT INTO @extschema@.idgen_backfill_progress AS p
+        (relation, target_column, run_by, pid, started_at, updated_at, reported_at, batches, rows_done, rows_total,
+         walk, rows_total_estimated)
+    VALUES (relation, target_column, CURRENT_USER, pg_backend_pid(), now, now, now, 0, 0, total, walk, estimated)
+    ON CONFLICT ON CONSTRAINT idgen_backfill_progress_pkey DO UPDATE SET
+        pid = excluded.pid, started_at = now, updated_at = now, reported_at = now, finished_at = NULL,
+        batches = 0, rows_done = 0, rows_total = total, rows_per_second = NULL, eta = NULL,
+        walk = excluded.walk, rows_total_estimated = estimated;
+    RAISE NOTICE 'idgen_backfill %.%: % walk (%), % rows to fill%', relation::text, quote_ident(target_column),
+        walk, reason, CASE WHEN estimated THEN 'about ' || total ELSE total::text END,
+        CASE WHEN estimated THEN ' (estimated from the statistics)' ELSE '' END;
+END
+$$;
+
+CREATE OR REPLACE PROCEDURE idgen_backfill(relation regclass, target_column name, value_expression text,
+        batch_size integer DEFAULT 5000, order_by text DEFAULT NULL,
+        pause interval DEFAULT '0', lock_timeout interval DEFAULT '500ms',
+        statement_timeout interval DEFAULT '1min', report_every interval DEFAULT '10s')
+    LANGUAGE plpgsql
+AS $$
+DECLARE
+    plan record;
+    work record;
+    sorted record;
+    value_type pg_catalog.regtype;
+    cursor_key pg_catalog.text[];
+    locked pg_catalog.tid[];
+    last_key pg_catalog.text[];
+    filled bigint;
+    nulls bigint;
+    total bigint;
+    estimated boolean;
+    lock_failures integer := 0;
+    action pg_catalog.text;
+    walk pg_catalog.text;
+    seq_from bigint := 0; -- the sorted walk's range still to walk, (seq_from, seq_to]
+    seq_to bigint := 0;
+    seq_upto bigint;
+    just_sorted boolean := false;
+    lock_ms pg_catalog.text := pg_catalog.format('%s ms', pg_catalog.floor(pg_catalog.date_part('epoch', lock_timeout) OPERATOR(pg_catalog.*) 1000));
+    batch_ms integer := pg_catalog.floor(pg_catalog.date_part('epoch', statement_timeout) OPERATOR(pg_catalog.*) 1000);
+BEGIN
+    -- From here on statement_timeout is the procedure's: for the checks below, then for each
+    -- batch (the session's own would cancel the whole CALL). The statements that read the whole
+    -- table (the opening count or sort, and the sorts of the closing sweep) take no row lock
+    -- and run without it.
+    PERFORM @extschema@.idgen_statement_timeout(batch_ms);
+    SELECT * INTO plan FROM @extschema@.idgen_backfill_plan(relation, target_column, value_expression,
+        batch_size, order_by, pause, lock_timeout, statement_timeout, report_every);
+    SELECT * INTO work FROM @extschema@.idgen_backfill_work_plan(relation, target_column, value_expression, order_by);
+    walk := work.walk;
+    -- The caller's expression, under the caller's search_path: its type, then the batch
+    -- statements planned (unknown columns, generated columns, privileges) before any row changes.
+    EXECUTE plan.type_sql INTO value_type;
+    PERFORM @extschema@.idgen_backfill_check_type(relation, target_column, value_type);
+    IF walk OPERATOR(pg_catalog.<>) 'sorted' THEN
+        EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) plan.lock_sql USING cursor_key;
+    END IF;
+    IF work.fill_sql IS NULL THEN
+        EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) plan.fill_sql USING locked;
+    END IF;
+    PERFORM pg_catalog.set_config('lock_timeout', lock_ms, true);
+    PERFORM @extschema@.idgen_statement_timeout(0);
+    IF walk OPERATOR(pg_catalog.=) 'sorted' THEN
+        -- A work table an earlier run of the same walk left (cancelled, failed) is walked on.
+        SELECT * INTO sorted FROM @extschema@.idgen_backfill_sort(work.work_schema, work.work_name, work.signature,
+            work.probe_sql, work.create_sql, work.sort_sql, true);
+        seq_from := sorted.first;
+        seq_to := sorted.last;
+        just_sorted := NOT sorted.reused;
+        IF sorted.reused THEN
+            EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM %I.%I', work.work_schema, work.work_name) INTO total;
+            work.reason := work.reason OPERATOR(pg_catalog.||) ', resuming the work table of an earlier run';
+        ELSE
+            total := seq_to;
+        END IF;
+        estimated := false;
+        IF seq_to OPERATOR(pg_catalog.>) 0 THEN
+            PERFORM @extschema@.idgen_statement_timeout(batch_ms);
+            EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) work.lock_sql USING ARRAY['0', '0']::pg_catalog.text[];
+            IF work.fill_sql IS NOT NULL THEN
+                EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) work.fill_sql USING ARRAY['0', '0']::pg_catalog.text[];
+            END IF;
+            PERFORM @extschema@.idgen_statement_timeout(0);
+        END IF;
+    ELSE
+        SELECT * INTO total, estimated FROM @extschema@.idgen_backfill_count(relation, target_column, plan.remaining_sql);
+    END IF;
+    PERFORM @extschema@.idgen_backfill_start(relation, target_column, total, estimated, walk, work.reason);
+    COMMIT;
+    LOOP
+        IF walk OPERATOR(pg_catalog.=) 'sorted' AND seq_from OPERATOR(pg_catalog.>=) seq_to THEN
+            -- The work table is walked. Rows that came in since its sort with no value (or whose
+            -- key changed) are sorted into a new one; when there are none, the run is done.
+            IF NOT just_sorted THEN
+                PERFORM pg_catalog.set_config('lock_timeout', lock_ms, true);
+                SELECT * INTO sorted FROM @extschema@.idgen_backfill_sort(work.work_schema, work.work_name,
+                    work.signature, work.probe_sql, work.create_sql, work.sort_sql, false);
+                seq_from := sorted.first;
+                seq_to := sorted.last;
+                just_sorted := true;
+            END IF;
+            IF seq_to OPERATOR(pg_catalog.=) 0 THEN
+                action := @extschema@.idgen_backfill_step(relation, target_column, 0, 0, true, 0, report_every);
+                COMMIT;
+                EXIT;
+            END IF;
+            COMMIT;
+        END IF;
+        BEGIN
+            PERFORM pg_catalog.set_config('lock_timeout', lock_ms, true);
+            PERFORM @extschema@.idgen_statement_timeout(batch_ms);
+            filled := 0;
+            nulls := 0;
+            IF walk OPERATOR(pg_catalog.=) 'sorted' THEN
+                seq_upto := LEAST(seq_from OPERATOR(pg_catalog.+) batch_size, seq_to);
+                locked := @extschema@.idgen_backfill_lock(work.lock_sql,
+                    ARRAY[seq_from::pg_catalog.text, seq_upto::pg_catalog.text]);
+                IF locked IS NOT NULL THEN
+                    IF work.fill_sql IS NULL THEN
+                        SELECT * INTO filled, nulls, last_key FROM @extschema@.idgen_backfill_fill(plan.fill_sql, locked);
+                    ELSE
+                        SELECT * INTO filled, nulls, last_key FROM @extschema@.idgen_backfill_fill_range(work.fill_sql,
+                            ARRAY[seq_from::pg_catalog.text, seq_upto::pg_catalog.text]);
+                    END IF;
+                END IF;
+                PERFORM @extschema@.idgen_backfill_forget(work.work_schema, work.work_name, seq_from, seq_upto);
+            ELSE
+                locked := @extschema@.idgen_backfill_lock(plan.lock_sql, cursor_key);
+                IF locked IS NOT NULL THEN
+                    SELECT * INTO filled, nulls, last_key FROM @extschema@.idgen_backfill_fill(plan.fill_sql, locked);
+                END IF;
+            END IF;
+            PERFORM @extschema@.idgen_statement_timeout(0);
+            lock_failures := 0;
+        EXCEPTION WHEN lock_not_available THEN
+            PERFORM @extschema@.idgen_statement_timeout(0);
+            lock_failures := lock_failures OPERATOR(pg_catalog.+) 1;
+        END;
+        action := @extschema@.idgen_backfill_step(relation, target_column,
+            filled, nulls, walk OPERATOR(pg_catalog.<>) 'sorted' AND cursor_key IS NULL, lock_failures, report_every);
+        COMMIT;
+        IF action OPERATOR(pg_catalog.=) 'retry' THEN
+            PERFORM pg_catalog.pg_sleep(0.1);
+        ELSIF walk OPERATOR(pg_catalog.=) 'sorted' THEN
+            seq_from := seq_upto;
+            just_sorted := false;
+            IF filled OPERATOR(pg_catalog.>) 0 THEN
+                PERFORM pg_catalog.pg_sleep_for(pause);
+            END IF;
+        ELSIF action OPERATOR(pg_catalog.=) 'next' THEN
+            cursor_key := last_key;
+            PERFORM pg_catalog.pg_sleep_for(pause);
+        ELSIF action OPERATOR(pg_catalog.=) 'sweep' THEN
+            IF work.work_name IS NOT NULL THEN
+                -- The closing sweep of an index walk sorts what is left, rather than walking the
+                -- index from the start under one batch's statement_timeout.
+                walk := 'sorted';
+                seq_from := 0;
+                seq_to := 0;
+                just_sorted := false;
+            ELSE
+                cursor_key := NULL;
+            END IF;
+        ELSE -- 'done'
+            EXIT;
+        END IF;
+    END LOOP;
+    IF work.work_name IS NOT NULL THEN
+        PERFORM @extschema@.idgen_backfill_drop_work(work.work_schema, work.work_name);
+        COMMIT;
+    END IF;
+END
+$$;
+COMMENT ON PROCEDURE idgen_backfill(regclass, name, text, integer, text, interval, interval, interval, interval) IS
+    'fills target_column with value_expression where it is NULL, in batches walked by order_by or the primary key (an index, else one sort into a work table), one commit per batch; resumable';
+
+-- end of idgen_backfill 0.5.0

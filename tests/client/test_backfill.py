@@ -23,8 +23,9 @@ def db():
     return fresh_database("backfill_tests", extension=True)
 
 
-def legacy_table(conn, name: str, rows: int) -> None:
-    """A table keyed by a random uuid, created_at spread over a year, and a new xid12 column."""
+def legacy_table(conn, name: str, rows: int, index: bool = True) -> None:
+    """A table keyed by a random uuid, created_at spread over a year (with an index on it unless
+    index is False), and a new xid12 column."""
     conn.execute(f"DROP TABLE IF EXISTS {name}")
     conn.execute(f"""CREATE TABLE {name} (
         id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -33,7 +34,8 @@ def legacy_table(conn, name: str, rows: int) -> None:
         legacy boolean NOT NULL DEFAULT false)""")
     conn.execute(f"""INSERT INTO {name} (created_at, legacy)
         SELECT '2025-01-01'::timestamptz + random() * interval '365 days', true FROM generate_series(1, {rows})""")
-    conn.execute(f"CREATE INDEX ON {name} (created_at)")
+    if index:
+        conn.execute(f"CREATE INDEX ON {name} (created_at)")
     conn.execute(f"VACUUM ANALYZE {name}")
     conn.execute(f"ALTER TABLE {name} ADD COLUMN xid xid12")
 
@@ -285,7 +287,7 @@ def test_error_then_resume(db):
 
 
 BAD_CALLS = [
-    ("parted", "xid", "gen_xid12()", "", "0A000"),
+    ("parted", "xid", "gen_xid12()", ", order_by => 'id'", "55000"),  # partitioned, no primary key
     ("no_such_table", "xid", "gen_xid12()", "", "42P01"),
     ("target_view", "xid", "gen_xid12()", "", "42809"),
     ("target", "no_such_column", "gen_xid12()", "", "42703"),
@@ -317,13 +319,16 @@ def test_bad_argument_changes_nothing(db, relation, column, expression, extra, s
             created_at timestamptz DEFAULT now(), j json)""")
         conn.execute("CREATE OR REPLACE VIEW target_view AS SELECT * FROM target")
         conn.execute("CREATE TABLE IF NOT EXISTS keyless (created_at timestamptz, xid xid12)")
-        conn.execute("CREATE TABLE IF NOT EXISTS parted (id int PRIMARY KEY, xid xid12) PARTITION BY RANGE (id)")
+        conn.execute("CREATE TABLE IF NOT EXISTS parted (id int, xid xid12) PARTITION BY RANGE (id)")
+        conn.execute("CREATE TABLE IF NOT EXISTS parted_1 PARTITION OF parted FOR VALUES FROM (1) TO (100)")
+        conn.execute("INSERT INTO parted SELECT g FROM generate_series(1, 99 - (SELECT count(*) FROM parted)) g")
         # More rows than two batches: a check made only once the run had started would leave the
         # first batch committed.
         conn.execute("INSERT INTO target (id) SELECT g FROM generate_series(1, 12000) g ON CONFLICT DO NOTHING")
         conn.execute("INSERT INTO keyless SELECT now() FROM generate_series(1, 100 - (SELECT count(*) FROM keyless))")
         data = """SELECT (SELECT md5(string_agg(t::text, ',' ORDER BY id)) FROM target t),
-                         (SELECT md5(string_agg(k::text, ',')) FROM keyless k)"""
+                         (SELECT md5(string_agg(k::text, ',')) FROM keyless k),
+                         (SELECT md5(string_agg(p::text, ',' ORDER BY id)) FROM parted p)"""
         runs = "SELECT count(*) FROM idgen_backfill_progress"
         before, runs_before = conn.execute(data).fetchone(), conn.execute(runs).fetchone()
         call = f"CALL idgen_backfill(%s, %s, %s{extra})"
@@ -350,12 +355,14 @@ def test_progress_notices_while_running(db):
         notices = []
         conn.add_notice_handler(lambda d: notices.append(d.message_primary))
         conn.execute("CALL idgen_backfill('reported', 'xid', 'gen_xid12()', batch_size => 1000, report_every => '0')")
-    # One report per batch, then the closing one.
-    assert len(notices) == 4, notices
-    for done, notice in zip((1000, 2000, 3000), notices):
+    # Which walk and why, one report per batch, then the closing one.
+    assert len(notices) == 5, notices
+    assert notices[0] == ("idgen_backfill public.reported.xid: index walk (index reported_pkey leads with id), "
+                          "3000 rows to fill"), notices[0]
+    for done, notice in zip((1000, 2000, 3000), notices[1:]):
         assert re.fullmatch(rf"idgen_backfill public\.reported\.xid: {done} of 3000 rows, [0-9]+ rows/s, about "
                             r"[0-9:]+ left", notice), notice
-    assert re.fullmatch(r"idgen_backfill public\.reported\.xid: 3000 of 3000 rows in [0-9.]+ s, done", notices[3])
+    assert re.fullmatch(r"idgen_backfill public\.reported\.xid: 3000 of 3000 rows in [0-9.]+ s, done", notices[4])
 
 
 def test_inside_a_transaction_block_changes_nothing(db):
@@ -406,3 +413,293 @@ def test_readme_migration_playbook(db):
         conn.execute("INSERT INTO order_items (order_id, order_xid) VALUES (1, %s)", (new,))
         with pytest.raises(psycopg.errors.ForeignKeyViolation):
             conn.execute("INSERT INTO order_items (order_id, order_xid) VALUES (1, gen_xid12())")
+
+
+# The walks of 0.5.0: no index on order_by (a sort into a work table), partitioned tables, and
+# whole-table statements that take longer than one batch's statement_timeout.
+
+def work_table(conn, table: str, column: str = "xid") -> str | None:
+    """The work table idgen_backfill keeps for table.column while a sorted walk is under way."""
+    row = conn.execute("""SELECT format('%%I.%%I', n.nspname, c.relname) FROM pg_class c
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE c.relname = format('idgen_backfill_%%s_%%s', %s::regclass::oid,
+              (SELECT attnum FROM pg_attribute WHERE attrelid = %s::regclass AND attname = %s))""",
+                       (table, table, column)).fetchone()
+    return row[0] if row else None
+
+
+class Writer:
+    """A second connection that inserts a row (its id from the column's default) and updates
+    an existing one, in a loop, timing each statement, until stopped."""
+
+    def __init__(self, db: str, table: str, sample: list):
+        self.db, self.table, self.sample = db, table, sample
+        self.stop = threading.Event()
+        self.waits: list[float] = []
+        self.inserted = 0
+        self.updates: dict = {}
+        self.errors: list = []
+        self.thread = threading.Thread(target=self.run)
+
+    def run(self):
+        try:
+            with connect(dbname=self.db) as w:
+                k = 0
+                while not self.stop.is_set():
+                    started = time.monotonic()
+                    w.execute(f"INSERT INTO {self.table} (created_at) VALUES (clock_timestamp())")
+                    self.waits.append(time.monotonic() - started)
+                    self.inserted += 1
+                    target = self.sample[k % len(self.sample)]
+                    k += 1
+                    started = time.monotonic()
+                    w.execute(f"UPDATE {self.table} SET payload = payload + 1 WHERE id = %s", (target,))
+                    self.waits.append(time.monotonic() - started)
+                    self.updates[target] = self.updates.get(target, 0) + 1
+                    time.sleep(0.002)
+        except Exception as e:  # reported by finish()
+            self.errors.append(e)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        assert not self.errors, self.errors
+        assert self.inserted > 0 and self.updates, "the writer made no writes while the backfill ran"
+        assert max(self.waits) < 1.0, f"a concurrent write waited {max(self.waits):.3f} s"
+
+
+def cancel_when(db: str, table: str, call: str, rows_done: int) -> None:
+    """Runs call in a thread and cancels it once the progress table shows rows_done rows."""
+    runner_pid, failures = [], []
+
+    def run():
+        with connect(dbname=db) as c:
+            runner_pid.append(c.info.backend_pid)
+            try:
+                c.execute(call)
+            except psycopg.Error as e:
+                failures.append(e)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    with connect(dbname=db) as watcher:
+        deadline = time.monotonic() + 120
+        seen = None
+        while time.monotonic() < deadline and thread.is_alive():
+            seen = watcher.execute("""SELECT rows_done FROM idgen_backfill_progress
+                WHERE relation = %s::regclass AND finished_at IS NULL AND pid = %s""",
+                                   (table, runner_pid[0] if runner_pid else 0)).fetchone()
+            if seen and seen[0] >= rows_done:
+                break
+            time.sleep(0.02)
+        assert seen and seen[0] >= rows_done, f"the run did not get to {rows_done} rows: {seen} {failures}"
+        watcher.execute("SELECT pg_cancel_backend(%s)", (runner_pid[0],))
+    thread.join()
+    assert len(failures) == 1 and isinstance(failures[0], psycopg.errors.QueryCanceled), failures
+
+
+def out_of_order_but_resumed(conn, table: str) -> int:
+    """out_of_order, also allowing the one second where a resumed run (another process id in
+    its ids) took over."""
+    return conn.execute(f"""SELECT count(*) FROM (
+        SELECT created_at, xid, lag(created_at) OVER w AS before, lag(xid) OVER w AS before_xid
+        FROM {table} WHERE legacy WINDOW w AS (ORDER BY xid)) s
+        WHERE created_at < before
+          AND NOT (xid12_time(xid) = xid12_time(before_xid)
+                   AND (xid12_counter(xid) - xid12_counter(before_xid) > 8388608
+                        OR xid12_pid(xid) <> xid12_pid(before_xid)))""").fetchone()[0]
+
+
+def test_no_index_on_order_by_sorts_once_cancelled_and_resumed(db):
+    rows = 100_000
+    with connect(dbname=db) as conn:
+        legacy_table(conn, "unindexed", rows, index=False)
+        conn.execute("ALTER TABLE unindexed ALTER COLUMN xid SET DEFAULT gen_xid12()")
+        sample = [r[0] for r in conn.execute("SELECT id FROM unindexed ORDER BY random() LIMIT 2000")]
+    call = ("CALL idgen_backfill('unindexed', 'xid', 'gen_xid12(created_at)', batch_size => 2000, "
+            "order_by => 'created_at', pause => '20ms')")
+    notices = []
+    with Writer(db, "unindexed", sample) as writer:
+        cancel_when(db, "unindexed", call, 30_000)
+        with connect(dbname=db) as conn:
+            # The work table outlives the cancelled session, holding the rows not filled yet.
+            work = work_table(conn, "unindexed")
+            assert work and work.startswith("public.idgen_backfill_"), work
+            left = conn.execute(f"SELECT count(*) FROM {work}").fetchone()[0]
+            before = dict(conn.execute("SELECT id, xid FROM unindexed WHERE xid IS NOT NULL AND legacy").fetchall())
+            assert 30_000 <= len(before) < rows and left == rows - len(before)
+            conn.add_notice_handler(lambda d: notices.append(d.message_primary))
+            conn.execute(call.replace(", pause => '20ms'", ""))
+    with connect(dbname=db) as conn:
+        assert notices[0] == ("idgen_backfill public.unindexed.xid: sorted walk (no index leads with created_at, "
+                              f"resuming the work table of an earlier run), {left} rows to fill"), notices[0]
+        assert work_table(conn, "unindexed") is None, "the work table was not dropped"
+        total, filled, distinct = conn.execute(
+            "SELECT count(*), count(xid), count(DISTINCT xid) FROM unindexed").fetchone()
+        assert total == rows + writer.inserted and filled == total and distinct == total
+        after = dict(conn.execute("SELECT id, xid FROM unindexed WHERE legacy").fetchall())
+        assert all(after[k] == v for k, v in before.items()), "a row filled before the cancel changed"
+        assert conn.execute("""SELECT count(*) FROM unindexed
+            WHERE legacy AND xid12_time(xid) <> date_trunc('second', created_at)""").fetchone()[0] == 0
+        assert out_of_order_but_resumed(conn, "unindexed") == 0
+        stored = dict(conn.execute("SELECT id, payload FROM unindexed WHERE payload > 0").fetchall())
+        assert stored == writer.updates, "a concurrent update was lost"
+        assert conn.execute("""SELECT walk, rows_done, rows_total, finished_at IS NOT NULL
+            FROM idgen_backfill_progress WHERE relation = 'unindexed'::regclass""").fetchone() == (
+            "sorted", left, left, True)
+
+
+def fill_counter(conn, table: str) -> None:
+    """Counts, per row, the updates that change xid (a trigger on the partitioned table)."""
+    conn.execute(f"CREATE TABLE {table}_fills (id uuid, n int)")
+    conn.execute(f"""CREATE FUNCTION {table}_count_fill() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF OLD.xid IS DISTINCT FROM NEW.xid THEN INSERT INTO {table}_fills VALUES (NEW.id, 1); END IF;
+            RETURN NEW;
+        END $$""")
+    conn.execute(f"""CREATE TRIGGER count_fill BEFORE UPDATE ON {table}
+        FOR EACH ROW EXECUTE FUNCTION {table}_count_fill()""")
+
+
+PARTITIONED = {
+    # Range by created_at, with a default partition for the months no range covers.
+    "by_range": ["PARTITION BY RANGE (created_at)",
+                 "by_range_q1 PARTITION OF by_range FOR VALUES FROM ('2025-01-01') TO ('2025-04-01')",
+                 "by_range_q2 PARTITION OF by_range FOR VALUES FROM ('2025-04-01') TO ('2025-07-01')",
+                 "by_range_q4 PARTITION OF by_range FOR VALUES FROM ('2025-10-01') TO ('2026-01-01')",
+                 "by_range_other PARTITION OF by_range DEFAULT"],
+    # Hash by the old key.
+    "by_hash": ["PARTITION BY HASH (id)"] + [
+        f"by_hash_{r} PARTITION OF by_hash FOR VALUES WITH (MODULUS 4, REMAINDER {r})" for r in range(4)],
+    # Two levels: halves of the year, the first hashed by the old key, the second by quarter.
+    "two_level": ["PARTITION BY RANGE (created_at)",
+                  "two_level_h1 PARTITION OF two_level FOR VALUES FROM ('2025-01-01') TO ('2025-07-01') "
+                  "PARTITION BY HASH (id)",
+                  "two_level_h1a PARTITION OF two_level_h1 FOR VALUES WITH (MODULUS 2, REMAINDER 0)",
+                  "two_level_h1b PARTITION OF two_level_h1 FOR VALUES WITH (MODULUS 2, REMAINDER 1)",
+                  "two_level_h2 PARTITION OF two_level FOR VALUES FROM ('2025-07-01') TO ('2026-01-01') "
+                  "PARTITION BY RANGE (created_at)",
+                  "two_level_q3 PARTITION OF two_level_h2 FOR VALUES FROM ('2025-07-01') TO ('2025-10-01')",
+                  "two_level_q4 PARTITION OF two_level_h2 FOR VALUES FROM ('2025-10-01') TO ('2026-01-01')"],
+}
+
+
+@pytest.mark.parametrize("table", sorted(PARTITIONED))
+def test_partitioned_table_in_one_call(db, table):
+    rows = 30_000
+    spec = PARTITIONED[table]
+    with connect(dbname=db) as conn:
+        key = "(id, created_at)" if "created_at" in spec[0] else "(id)"
+        conn.execute(f"""CREATE TABLE {table} (id uuid NOT NULL DEFAULT gen_random_uuid(),
+            created_at timestamptz NOT NULL, payload integer NOT NULL DEFAULT 0,
+            legacy boolean NOT NULL DEFAULT true, xid xid12, PRIMARY KEY {key}) {spec[0]}""")
+        for partition in spec[1:]:
+            conn.execute(f"CREATE TABLE {partition}")
+        conn.execute(f"""INSERT INTO {table} (created_at)
+            SELECT '2025-01-01'::timestamptz + random() * interval '365 days' FROM generate_series(1, {rows})""")
+        conn.execute(f"ANALYZE {table}")
+        fill_counter(conn, table)
+        leaves = conn.execute(f"""SELECT count(*) FROM pg_partition_tree('{table}')
+            WHERE isleaf""").fetchone()[0]
+        assert leaves >= 4
+        # Cancelled in the middle of the run, which walks every partition in created_at order.
+        cancel_when(db, table, f"""CALL idgen_backfill('{table}', 'xid', 'gen_xid12(created_at)',
+            batch_size => 1000, order_by => 'created_at', pause => '20ms')""", 12_000)
+        before = dict(conn.execute(f"SELECT id, xid FROM {table} WHERE xid IS NOT NULL").fetchall())
+        assert 12_000 <= len(before) < rows
+        # Some partitions are part filled: the cancel came in the middle of one.
+        assert conn.execute(f"""SELECT count(*) FROM (SELECT tableoid FROM {table} GROUP BY tableoid
+            HAVING count(xid) > 0 AND count(xid) < count(*)) s""").fetchone()[0] >= 1
+        conn.execute(f"CALL idgen_backfill('{table}', 'xid', 'gen_xid12(created_at)', order_by => 'created_at')")
+
+        after = dict(conn.execute(f"SELECT id, xid FROM {table}").fetchall())
+        assert len(after) == rows and None not in after.values() and len(set(after.values())) == rows
+        assert all(after[k] == v for k, v in before.items()), "a row filled before the cancel changed"
+        # Every row filled exactly once.
+        assert conn.execute(f"SELECT count(*), count(DISTINCT id) FROM {table}_fills").fetchone() == (rows, rows)
+        assert conn.execute(f"""SELECT count(*) FROM {table}
+            WHERE xid12_time(xid) <> date_trunc('second', created_at)""").fetchone()[0] == 0
+        # One order across every partition: the ids follow created_at.
+        assert out_of_order_but_resumed(conn, table) == 0
+        assert work_table(conn, table) is None
+        assert conn.execute(f"""SELECT walk, rows_done, finished_at IS NOT NULL FROM idgen_backfill_progress
+            WHERE relation = '{table}'::regclass""").fetchone() == ("sorted", rows - len(before), True)
+
+
+def test_whole_table_statements_outlast_the_batch_timeout(db):
+    """The opening count and the closing sweep's sort read the whole table; a row-level
+    security policy that costs a little per row makes them slower than a batch's
+    statement_timeout, which each batch of 50 rows stays well under. The run completes."""
+    rows = 5_000
+    with connect(dbname=db) as conn:
+        conn.execute("DROP ROLE IF EXISTS backfill_slow_reader")
+        conn.execute("CREATE ROLE backfill_slow_reader")
+        conn.execute("""CREATE FUNCTION slow_true(id int) RETURNS boolean LANGUAGE sql STABLE
+            AS $$ SELECT count(*) > 0 FROM generate_series(1, 1000) $$""")
+        conn.execute("CREATE TABLE slow_count (id int PRIMARY KEY, xid xid12)")
+        conn.execute(f"INSERT INTO slow_count SELECT g FROM generate_series(1, {rows}) g")
+        conn.execute("ALTER TABLE slow_count OWNER TO backfill_slow_reader")
+        conn.execute("ALTER TABLE slow_count ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY")
+        conn.execute("CREATE POLICY visible ON slow_count USING (slow_true(id))")
+        try:
+            conn.execute("SET ROLE backfill_slow_reader")
+            conn.execute("SET statement_timeout = '150ms'")
+            with pytest.raises(psycopg.errors.QueryCanceled):
+                conn.execute("SELECT count(*) FROM slow_count WHERE xid IS NULL")
+            conn.execute("RESET statement_timeout")
+            notices = []
+            conn.add_notice_handler(lambda d: notices.append(d.message_primary))
+            conn.execute("""CALL idgen_backfill('slow_count', 'xid', 'gen_xid12()', batch_size => 50,
+                statement_timeout => '150ms')""")
+            conn.execute("RESET ROLE")
+            assert conn.execute("SELECT count(DISTINCT xid), count(*) FROM slow_count").fetchone() == (rows, rows)
+            assert notices[0].startswith("idgen_backfill public.slow_count.xid: index walk"), notices[0]
+            assert notices[-1].startswith(f"idgen_backfill public.slow_count.xid: {rows} of {rows} rows in "), notices
+        finally:
+            conn.execute("RESET ROLE")
+            conn.execute("DROP TABLE slow_count")
+            conn.execute("DROP ROLE backfill_slow_reader")
+
+
+def test_a_large_table_starts_from_an_estimate(db):
+    """At 10,000,000 rows or more in the statistics the opening count is an estimate, marked
+    so; the statistics are made to say so here."""
+    with connect(dbname=db) as conn:
+        numbered_table(conn, "estimated", 3000)
+        conn.execute("ANALYZE estimated")
+        conn.execute("UPDATE pg_class SET reltuples = 2e7 WHERE oid = 'estimated'::regclass")
+        notices = []
+        conn.add_notice_handler(lambda d: notices.append(d.message_primary))
+        conn.execute("CALL idgen_backfill('estimated', 'xid', 'gen_xid12()', batch_size => 1000, report_every => '0')")
+        assert notices[0] == ("idgen_backfill public.estimated.xid: index walk (index estimated_pkey leads with id), "
+                              "about 20000000 rows to fill (estimated from the statistics)"), notices[0]
+        assert re.fullmatch(r"idgen_backfill public\.estimated\.xid: 1000 of about 20000000 rows, [0-9]+ rows/s, "
+                            r"about [0-9:]+ left \(total estimated\)", notices[1]), notices[1]
+        # Done, the total is what the run filled.
+        assert re.fullmatch(r"idgen_backfill public\.estimated\.xid: 3000 of 3000 rows in [0-9.]+ s, done",
+                            notices[-1]), notices[-1]
+        assert conn.execute("""SELECT rows_done, rows_total, rows_total_estimated FROM idgen_backfill_progress
+            WHERE relation = 'estimated'::regclass""").fetchone() == (3000, 3000, False)
+
+
+def test_work_table_of_another_role_is_an_error(db):
+    with connect(dbname=db) as conn:
+        conn.execute("CREATE TABLE squatted (id int PRIMARY KEY, made timestamptz NOT NULL DEFAULT now(), xid xid12)")
+        conn.execute("INSERT INTO squatted (id) SELECT g FROM generate_series(1, 100) g")
+        name = conn.execute("""SELECT format('idgen_backfill_%s_%s', 'squatted'::regclass::oid,
+            (SELECT attnum FROM pg_attribute WHERE attrelid = 'squatted'::regclass AND attname = 'xid'))""").fetchone()[0]
+        conn.execute("DROP ROLE IF EXISTS backfill_squatter")
+        conn.execute("CREATE ROLE backfill_squatter")
+        conn.execute(f"CREATE TABLE {name} (idgen_seq bigint, idgen_k1 int)")
+        conn.execute(f"ALTER TABLE {name} OWNER TO backfill_squatter")
+        try:
+            with pytest.raises(psycopg.errors.DuplicateTable):
+                conn.execute("CALL idgen_backfill('squatted', 'xid', 'gen_xid12()', order_by => 'made')")
+            assert conn.execute("SELECT count(xid) FROM squatted").fetchone()[0] == 0
+        finally:
+            conn.execute(f"DROP TABLE {name}")
+            conn.execute("DROP ROLE backfill_squatter")

@@ -588,9 +588,11 @@ FUZZED = {
 # idgen_backfill and its helpers take identifiers and the caller's own SQL, not data to decode:
 # test_backfill.py checks each of their bad arguments.
 NOT_DATA = {
-    "idgen_backfill", "idgen_backfill_base_type", "idgen_backfill_begin", "idgen_backfill_check_type",
+    "idgen_backfill", "idgen_backfill_base_type", "idgen_backfill_check_type",
     "idgen_backfill_column", "idgen_backfill_fill", "idgen_backfill_lock", "idgen_backfill_operator", "idgen_backfill_plan",
     "idgen_backfill_step", "idgen_statement_timeout",
+    "idgen_backfill_count", "idgen_backfill_drop_work", "idgen_backfill_fill_range", "idgen_backfill_forget",
+    "idgen_backfill_sort", "idgen_backfill_start", "idgen_backfill_work_plan",
 }
 
 

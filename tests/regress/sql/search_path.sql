@@ -70,6 +70,40 @@ RESET client_min_messages;
 SELECT count(x) AS filled, count(*) FILTER (WHERE xid12_time(x) = made) AS in_time FROM walked;
 DELETE FROM idgen_backfill_progress WHERE relation = 'walked'::regclass;
 DROP TABLE walked;
+-- The sorted walk (no index on order_by; a partitioned table) and its work table: hostile
+-- copies of the bigint operators it uses on sequence numbers.
+CREATE FUNCTION hostile.warn_bigint(bigint, bigint) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN RAISE WARNING 'hostile bigint comparison ran'; RETURN true; END $$;
+CREATE FUNCTION hostile.warn_bigint_arith(bigint, bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN RAISE WARNING 'hostile bigint arithmetic ran'; RETURN 0; END $$;
+CREATE OPERATOR hostile.> (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = hostile.warn_bigint);
+CREATE OPERATOR hostile.>= (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = hostile.warn_bigint);
+CREATE OPERATOR hostile.<= (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = hostile.warn_bigint);
+CREATE OPERATOR hostile.= (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = hostile.warn_bigint);
+CREATE OPERATOR hostile.+ (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = hostile.warn_bigint_arith);
+CREATE OPERATOR hostile.- (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = hostile.warn_bigint_arith);
+CREATE OPERATOR hostile.<> (LEFTARG = text, RIGHTARG = text, FUNCTION = hostile.warn_text);
+CREATE TABLE unwalked (id integer PRIMARY KEY, made timestamptz NOT NULL, x xid12);
+INSERT INTO unwalked SELECT g, '2026-01-01'::timestamptz + (301 - g) * interval '1 minute', NULL FROM generate_series(1, 300) g;
+CREATE TABLE parted (id integer, made timestamptz NOT NULL, x xid12, PRIMARY KEY (id, made)) PARTITION BY RANGE (made);
+CREATE TABLE parted_1 PARTITION OF parted FOR VALUES FROM ('2026-01-01') TO ('2026-01-01 02:00');
+CREATE TABLE parted_2 PARTITION OF parted DEFAULT;
+INSERT INTO parted SELECT id, made FROM unwalked;
+SET client_min_messages = warning;
+SET search_path = hostile, pg_catalog, public;
+CALL idgen_backfill('unwalked', 'x', 'gen_xid12(made)', batch_size => 100, order_by => 'made');
+CALL idgen_backfill('parted', 'x', 'gen_xid12(made)', batch_size => 100, order_by => 'made');
+RESET search_path;
+RESET client_min_messages;
+SELECT count(x) AS filled, count(*) FILTER (WHERE xid12_time(x) = made) AS in_time,
+       bool_and(x > prior) AS in_order
+FROM (SELECT x, made, lag(x) OVER (ORDER BY made) AS prior FROM unwalked) s;
+SELECT count(x) AS filled, count(*) FILTER (WHERE xid12_time(x) = made) AS in_time,
+       bool_and(x > prior) AS in_order
+FROM (SELECT x, made, lag(x) OVER (ORDER BY made) AS prior FROM parted) s;
+SELECT count(*) AS work_tables_left FROM pg_class WHERE relname ~ '^idgen_backfill_[0-9]+_[0-9]+$';
+DELETE FROM idgen_backfill_progress WHERE relation IN ('unwalked'::regclass, 'parted'::regclass);
+DROP TABLE unwalked, parted;
 -- Hostile types: domains named like the built-in types that idgen_backfill's statements and
 -- variables use, whose CHECK warns when a value is cast to one; and a table named like a
 -- temporary table, in a schema before pg_temp, whose trigger warns when a batch updates it.

@@ -18,6 +18,7 @@ ensure_deps
 ensure_venv
 for v in $VERSIONS; do fetch_postgres "$v"; use_postgres "$v"; done # fetch every build first: fail early
 
+bash "$ROOT/scripts/test_packaging.sh" release-check
 say "unit and property tests (idgen-core)"
 (cd "$ROOT" && cargo test -p idgen-core)
 
@@ -44,7 +45,7 @@ preloaded_tests() {
 # and upgrade script, under the paths of PG_CONFIG's PostgreSQL.
 test_package() {
     say "PostgreSQL $PG_MAJOR: package"
-    bash "$ROOT/scripts/package.sh" "$PG_CONFIG" >/dev/null
+    bash "$ROOT/scripts/package.sh" --no-build "$PG_CONFIG" >/dev/null
     local version tarball listing sharedir f expected
     version=$(extension_version)
     tarball=$ROOT/target/package/pg_idgen-$version-pg$PG_MAJOR-$(uname -m).tar.gz
@@ -58,6 +59,16 @@ test_package() {
     done
 }
 
+# scripts/test_packaging.sh: reinstalling under load (15 and 18), the .deb of every version
+# (on 15 installed with apt-get, used and removed), make installcheck (18).
+test_packaging() {
+    local tp=$ROOT/scripts/test_packaging.sh
+    case $1 in 15 | 18) bash "$tp" live-install "$1" release ;; esac
+    bash "$tp" deb "$1"
+    if [ "$1" = 15 ] && system_postgres; then bash "$tp" deb-system; fi
+    if [ "$1" = 18 ]; then bash "$tp" installcheck 18; fi
+}
+
 test_version() {
     use_postgres "$1"
     say "PostgreSQL $PG_MAJOR: in-database tests (cargo pgrx test, library preloaded)"
@@ -66,19 +77,19 @@ test_version() {
     if system_postgres; then PG_IDGEN_PG15=wheel use_postgres "$1"; fi
     $SUDO mkdir -p "$CLUSTERS/pgrx-test-$PG_MAJOR"
     $SUDO chown postgres:postgres "$CLUSTERS/pgrx-test-$PG_MAJOR"
-    unlink_installed_library
     (cd "$ROOT" && cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$CLUSTERS/pgrx-test-$PG_MAJOR")
     use_postgres "$1"
 
     # The system's PostgreSQL gets the release build, the one its users' servers should load,
-    # through the documented install and package commands; the private builds get a quicker
-    # debug build.
+    # through the documented install and package commands; the private builds get the release
+    # build too, which their .deb packages.
     if system_postgres; then
         bash "$ROOT/scripts/install.sh" "$PG_CONFIG"
         test_package
     else
-        install_extension debug
+        install_extension release
     fi
+    test_packaging "$PG_MAJOR"
 
     say "PostgreSQL $PG_MAJOR: SQL regression tests (library preloaded)"
     start_cluster test "$PORT" preload
@@ -166,6 +177,10 @@ if testing 18; then
     started=$SECONDS
     PG_IDGEN_BENCH_PORT=$((PORT - 6)) bash "$ROOT/scripts/bench.sh" 18 --quick
     timings="$timings  PostgreSQL 18 benchmark smoke test (scripts/bench.sh 18 --quick): $((SECONDS - started)) s"$'\n'
+    # The PGXN zip installs with make install from a clean unpack (a release build, as bench's).
+    started=$SECONDS
+    bash "$ROOT/scripts/test_packaging.sh" pgxn 18
+    timings="$timings  PostgreSQL 18 PGXN distribution (scripts/test_packaging.sh pgxn 18): $((SECONDS - started)) s"$'\n'
 fi
 say "all tests passed; wall time per version (build included)"
 printf '%s' "$timings"

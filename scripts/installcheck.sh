@@ -28,7 +28,7 @@ server_major=$((server / 10000))
 [ -n "$(q "SELECT 1 FROM pg_available_extensions WHERE name = 'pg_idgen'")" ] ||
     die "pg_idgen is not installed in that server (make install first)"
 preloaded=no
-q "SHOW shared_preload_libraries" | tr ',' '\n' | sed 's/[ "]//g' | grep -qx pg_idgen && preloaded=yes
+grep -qx pg_idgen <<<"$(q "SHOW shared_preload_libraries" | tr ',' '\n' | sed 's/[ "]//g')" && preloaded=yes
 icu=no
 # ICU collations are imported by initdb only when the server has ICU; the suite uses en-US.
 [ -n "$(q "SELECT 1 FROM pg_collation WHERE collname = 'en-US-x-icu'")" ] && icu=yes

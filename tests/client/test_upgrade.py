@@ -7,7 +7,7 @@ import pytest
 from conftest import connect, fresh_database
 
 OBJECTS = (Path(__file__).parent / "extension_objects.sql").read_text()
-RELEASED = ["0.1.0", "0.2.0", "0.3.0"]
+RELEASED = ["0.1.0", "0.2.0", "0.3.0", "0.4.0"]
 
 
 def extension_objects(dbname: str) -> list[str]:

@@ -298,9 +298,9 @@ PY
     chmod -R a+rX "$dir"
     bash "$ROOT/scripts/install.sh" --uninstall "$PG_CONFIG" >/dev/null
     # As a user would, with the pg_config of that PostgreSQL; the scripts run from the unpack.
-    (cd "$top" && CARGO_TARGET_DIR=$ROOT/target PG_IDGEN_CLUSTERS=$CLUSTERS make -s PG_CONFIG="$PG_CONFIG" >/dev/null &&
-        CARGO_TARGET_DIR=$ROOT/target make -s install PG_CONFIG="$PG_CONFIG" >/dev/null) ||
-        die "make && make install failed in the unpacked distribution $top"
+    (cd "$top" && CARGO_TARGET_DIR=$ROOT/target make PG_CONFIG="$PG_CONFIG" &&
+        CARGO_TARGET_DIR=$ROOT/target make install PG_CONFIG="$PG_CONFIG") >"$dir/make.log" 2>&1 ||
+        { tail -30 "$dir/make.log"; die "make && make install failed in the unpacked distribution $top"; }
     [ -f "$("$PG_CONFIG" --pkglibdir)/pg_idgen.so" ] || die "make install put no library"
     grep -qx "default_version = '$version'" "$("$PG_CONFIG" --sharedir)/extension/pg_idgen.control" ||
         die "make install put no control file of $version"

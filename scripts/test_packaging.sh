@@ -298,8 +298,10 @@ PY
     chmod -R a+rX "$dir"
     bash "$ROOT/scripts/install.sh" --uninstall "$PG_CONFIG" >/dev/null
     # As a user would, with the pg_config of that PostgreSQL; the scripts run from the unpack.
-    (cd "$top" && CARGO_TARGET_DIR=$ROOT/target make PG_CONFIG="$PG_CONFIG" &&
-        CARGO_TARGET_DIR=$ROOT/target make install PG_CONFIG="$PG_CONFIG") >"$dir/make.log" 2>&1 ||
+    # It shares target/ and its pgrx-home with the checkout, so that the dependencies built
+    # for 18 are reused (a different PGRX_HOME would rebuild pgrx-pg-sys).
+    (cd "$top" && export CARGO_TARGET_DIR=$ROOT/target PGRX_HOME=$PGRX_HOME && make PG_CONFIG="$PG_CONFIG" &&
+        make install PG_CONFIG="$PG_CONFIG") >"$dir/make.log" 2>&1 ||
         { tail -30 "$dir/make.log"; die "make && make install failed in the unpacked distribution $top"; }
     [ -f "$("$PG_CONFIG" --pkglibdir)/pg_idgen.so" ] || die "make install put no library"
     grep -qx "default_version = '$version'" "$("$PG_CONFIG" --sharedir)/extension/pg_idgen.control" ||

@@ -7,12 +7,12 @@
 #   bash scripts/test_packaging.sh deb-system                  # 15: apt-get install, use, reinstall under load, remove
 #   bash scripts/test_packaging.sh pgxn MAJOR                  # the PGXN zip: make install from a clean unpack
 #   bash scripts/test_packaging.sh release-check               # the version's places agree
-# Its clusters use the ports PG_IDGEN_TEST_PORT - 7 and - 8 (default 54391, 54390).
+# Its clusters use the ports PG_IDGEN_TEST_PORT - 9 and - 10 (default 54389, 54388).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BASE_PORT=${PG_IDGEN_TEST_PORT:-54398}
-PKG_PORT=$((BASE_PORT - 7))
-PKG_PLAIN_PORT=$((BASE_PORT - 8))
+PKG_PORT=$((BASE_PORT - 9))
+PKG_PLAIN_PORT=$((BASE_PORT - 10))
 LOOPS_DIR=""
 trap 'stop_loops; stop_cluster pkg; stop_cluster pkg-plain' EXIT
 
@@ -132,7 +132,7 @@ installcheck() {
 deb() {
     ensure_packaging_tools
     use_postgres "$1"
-    local version arch pkg debfile fields listing expected f lint
+    local version arch pkg debfile listing expected f lint
     version=$(extension_version)
     arch=$(dpkg --print-architecture)
     pkg=postgresql-$PG_MAJOR-pg-idgen
@@ -311,8 +311,15 @@ PY
         -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_idgen'" -c "SELECT length(gen_xid12()::text)")" = "$version
 20" ] || die "the extension that make install put does not work"
     stop_cluster pkg
+    # make uninstall takes every file away; make install puts the build back without building.
+    (cd "$top" && make -s uninstall PG_CONFIG="$PG_CONFIG" >/dev/null)
+    if ls "$("$PG_CONFIG" --pkglibdir)"/*pg_idgen* "$("$PG_CONFIG" --sharedir)"/extension/*pg_idgen* 2>/dev/null; then
+        die "make uninstall left the files above"
+    fi
+    (cd "$top" && PATH=/usr/bin:/bin make -s install PG_CONFIG="$PG_CONFIG" >/dev/null) ||
+        die "make install without cargo on PATH did not install the fresh build"
     rm -rf "$dir"
-    echo "  make && make install from the unpacked zip: CREATE EXTENSION gives $version"
+    echo "  make && make install from the unpacked zip: CREATE EXTENSION gives $version; make uninstall left no file"
 }
 
 release_check() {

@@ -2,8 +2,9 @@
 # Runs every test: the pure unit and property tests once, then for each PostgreSQL version
 # the in-database tests (#[pg_test]) and, against throwaway clusters, the SQL regression suites
 # and the client-side tests; with 18 also scripts/reliability.sh (replication, a crash, an
-# isolation test, sorts beyond memory) and the benchmark suite's --quick smoke test. Exits
-# non-zero on any failure.
+# isolation test, sorts beyond memory), the node-pg, pgjdbc and Go recipes
+# (scripts/test_recipes.sh) and the benchmark suite's --quick smoke test. Exits non-zero on
+# any failure.
 #
 #   bash scripts/test.sh            # PostgreSQL 14, 15, 16, 17 and 18
 #   bash scripts/test.sh 17 18      # only those versions
@@ -172,6 +173,10 @@ if testing 18; then
     started=$SECONDS
     bash "$ROOT/scripts/reliability.sh" --installed 18
     timings="$timings  PostgreSQL 18 reliability (scripts/reliability.sh): $((SECONDS - started)) s"$'\n'
+    # The node-pg, pgjdbc and Go recipes of the README: about drivers, so on one version.
+    started=$SECONDS
+    bash "$ROOT/scripts/test_recipes.sh" --installed 18
+    timings="$timings  PostgreSQL 18 client recipes (scripts/test_recipes.sh): $((SECONDS - started)) s"$'\n'
     # The benchmark suite at its smoke-test scale (release build, no timing assertions): it
     # must keep running as the code changes.
     started=$SECONDS

@@ -50,7 +50,7 @@ SEPARATOR = "\x01"  # between the parts given to rapkey_build; never generated o
 
 
 def damm(body: str) -> str:
-    """The check character of SPEC §4: x ∘ y = 2(x - y) mod 37 over the body's symbols."""
+    """The check character of docs/formats.md §4: x ∘ y = 2(x - y) mod 37 over the body's symbols."""
     interim = 0
     for c in body:
         interim = 2 * (interim - BODY_SYMBOLS.index(c)) % 37
@@ -293,7 +293,7 @@ PARTS_CALLS = [
                          "split_part($1, ',', 2)::int, split_part($1, ',', 3)::int) x", {"22023", "22008"}),
 ]
 
-# The check character of a body of symbols, written from SPEC §4 as damm() above, for the
+# The check character of a body of symbols, written from docs/formats.md §4 as damm() above, for the
 # rapkey_is_valid call. Only called on text that matches the grammar.
 DAMM_SQL = r"""
 CREATE FUNCTION pg_temp.hostile_damm(body text) RETURNS text LANGUAGE plpgsql IMMUTABLE STRICT AS $$

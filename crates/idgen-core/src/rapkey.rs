@@ -1,4 +1,4 @@
-//! RAP semantic keys such as `ord.cn.sh.202407.8842-2` (SPEC §4).
+//! RAP semantic keys such as `ord.cn.sh.202407.8842-2` (docs/formats.md §3–4).
 //!
 //! A key is `type . seg [. seg]{0,4} - c`: a type of 2–8 letters `[a-z]`, 1 to 5 segments of
 //! 1–32 characters `[a-z0-9]`, at most 128 characters in all, then `-` and one Damm check

@@ -4,7 +4,7 @@
 //! Each property holds against arbitrary input (any bytes, any Unicode, control characters,
 //! very long text) and against near-valid input (valid values with a few edits), so both the
 //! early rejections and the deep paths are exercised. The expected verdicts come from
-//! reference implementations written here from SPEC §3 and §4, deliberately simple and not
+//! reference implementations written here from docs/formats.md §2 (xid12 text) and §3–4 (rapkey), deliberately simple and not
 //! sharing code with the crate.
 //!
 //! Run time is bounded by a case count per property. `PROPTEST_CASES=N` raises (or lowers)
@@ -137,7 +137,7 @@ fn any_text(max: usize) -> impl Strategy<Value = String> {
 }
 
 // =========================================================================================
-// xid12 text (base32hex) — reference from SPEC §3
+// xid12 text (base32hex) — reference from docs/formats.md §2
 
 /// The value of a base32hex character, either case; `None` outside the alphabet.
 fn ref_symbol(c: u8) -> Option<u8> {
@@ -150,7 +150,7 @@ fn ref_symbol(c: u8) -> Option<u8> {
         .map(|v| v as u8)
 }
 
-/// SPEC §3 read literally: exactly 20 characters of the alphabet (either case), 100 bits of
+/// docs/formats.md §2 read literally: exactly 20 characters of the alphabet (either case), 100 bits of
 /// which the first 96 are the id and the last 4 are zero. Bit by bit, nothing clever.
 fn ref_xid_decode(text: &[u8]) -> Option<[u8; 12]> {
     if text.len() != 20 {
@@ -298,7 +298,7 @@ proptest! {
 }
 
 // =========================================================================================
-// rapkey — reference from SPEC §4
+// rapkey — reference from docs/formats.md §3–4
 
 const CHECK_ALPHABET: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz~";
 
@@ -345,7 +345,7 @@ fn ref_body(body: &str, bare_type: bool) -> bool {
         && segments.iter().all(|s| is_segment(s))
 }
 
-/// SPEC §4: the grammar, at most 128 characters, and the Damm chain over the body then the
+/// docs/formats.md §3–4: the grammar, at most 128 characters, and the Damm chain over the body then the
 /// check character's value ends at 0.
 fn ref_valid(key: &str) -> bool {
     if key.len() > 128 || key.bytes().filter(|&c| c == b'-').count() != 1 {

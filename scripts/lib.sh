@@ -205,39 +205,75 @@ EOF
     fi
 }
 
-# Installing copies over the library in place; a running server that has it mapped (the demo
-# cluster, say) would then crash. Unlinking first gives the new library a new file.
-unlink_installed_library() {
-    $SUDO rm -f "$("$PG_CONFIG" --pkglibdir)/pg_idgen.so"
-}
-
 # The extension's version, from Cargo.toml (pgrx makes it the control file's default_version).
 extension_version() { sed -nE 's/^version = "(.*)"/\1/p' "$ROOT/Cargo.toml" | head -1; }
 
 # Whether PG_CONFIG is the system's PostgreSQL (installing into it needs sudo when not root).
 system_postgres() { case "$PG_CONFIG" in "$PG_BUILDS"/*) return 1 ;; esac; }
 
-# Builds and installs the extension into the local PostgreSQL. $1: "release" or "debug".
-install_extension() {
-    unlink_installed_library
-    local flags=""
-    [ "${1:-debug}" = release ] && flags="--release"
-    [ -n "$SUDO" ] && system_postgres && flags="$flags --sudo"
-    say "building and installing pg_idgen ($1) into PostgreSQL $PG_MAJOR"
-    (cd "$ROOT" && cargo pgrx install --pg-config "$PG_CONFIG" $flags)
-    install_released_scripts
+# Installing never leaves a server without the library. The build goes into a staging tree
+# first (cargo pgrx package); only then is each file copied beside its target and renamed over
+# it. A server loading the library meanwhile opens the old file or the new one (rename is
+# atomic, and a running server keeps the file it mapped); a failed build changes nothing.
+# The library goes first and the control file last: the new library serves the old SQL until
+# ALTER EXTENSION UPDATE, not the other way round.
+
+# stage_dir PROFILE: the staging tree of PG_CONFIG's PostgreSQL, its files under their
+# absolute paths.
+stage_dir() { echo "$ROOT/target/stage/pg$PG_MAJOR-$1"; }
+
+# build_extension PROFILE ("release" or "debug"): builds into stage_dir PROFILE the library, the
+# control file, the current install script, the upgrade scripts and the frozen install scripts.
+build_extension() {
+    local profile=${1:-debug} stage flags=""
+    stage=$(stage_dir "$profile")
+    [ "$profile" = release ] || flags="--debug"
+    say "building pg_idgen ($profile) for PostgreSQL $PG_MAJOR"
+    rm -rf "$stage.tmp"
+    (cd "$ROOT" && cargo pgrx package --pg-config "$PG_CONFIG" $flags --out-dir "$stage.tmp") ||
+        die "the build failed; nothing was installed"
+    install_released_scripts "$stage.tmp$("$PG_CONFIG" --sharedir)/extension"
+    rm -rf "$stage"
+    mv "$stage.tmp" "$stage"
 }
 
-# cargo pgrx install writes the current version's install script and copies the upgrade
+# place_file SRC DEST: writes SRC beside DEST and renames it over DEST.
+place_file() {
+    local tmp
+    tmp=$(dirname "$2")/.$(basename "$2").new-$$
+    $SUDO mkdir -p "$(dirname "$2")"
+    $SUDO install -m 644 "$1" "$tmp"
+    $SUDO mv -f "$tmp" "$2"
+}
+
+# place_extension PROFILE: installs the staged build (library, scripts, control file last).
+place_extension() {
+    local stage f
+    stage=$(stage_dir "$1")
+    [ -f "$stage$("$PG_CONFIG" --pkglibdir)/pg_idgen.so" ] || die "no $1 build staged in $stage"
+    say "installing pg_idgen ($1) into PostgreSQL $PG_MAJOR"
+    while read -r f; do
+        place_file "$stage$f" "$f"
+    done < <(cd "$stage" && find . -type f | sed 's/^\.//' |
+        awk '{ print (/\.so$/ ? 0 : /\.control$/ ? 2 : 1) " " $0 }' | sort | cut -d' ' -f2-)
+}
+
+# Builds and installs the extension into the local PostgreSQL. $1: "release" or "debug".
+install_extension() {
+    build_extension "${1:-debug}"
+    place_extension "${1:-debug}"
+}
+
+# cargo pgrx package writes the current version's install script and copies the upgrade
 # scripts; this copies the frozen install scripts of released versions (sql/pg_idgen--X.Y.Z.sql)
-# into the extension directory ($1, default PG_CONFIG's), so that CREATE EXTENSION pg_idgen
-# VERSION 'X.Y.Z' works there (the upgrade test creates each released version).
+# into the extension directory $1, so that CREATE EXTENSION pg_idgen VERSION 'X.Y.Z' works
+# there (the upgrade test creates each released version).
 install_released_scripts() {
-    local extdir=${1:-$("$PG_CONFIG" --sharedir)/extension} f
+    local extdir=$1 f
     for f in "$ROOT"/sql/pg_idgen--*.sql; do
         case $(basename "$f") in
-            pg_idgen--*--*) ;; # upgrade scripts: copied by cargo pgrx install
-            *) $SUDO install -m 644 "$f" "$extdir/" ;;
+            pg_idgen--*--*) ;; # upgrade scripts: copied by cargo pgrx package
+            *) install -m 644 "$f" "$extdir/" ;;
         esac
     done
 }

@@ -15,7 +15,8 @@
 # idgen-core), in-database, a regression suite (a name in tests/regress/sql, such as rapkey;
 # with the library preloaded, after setup, or no_preload), isolation, a client test file (such
 # as test_xid12.py), rust-client, cross-major, reliability (or reliability:SCENARIO, see
-# reliability.sh), citus, recipes, bench.
+# reliability.sh), citus, recipes, bench, packaging (the release check, reinstalling under load,
+# the .deb packages, make installcheck, the PGXN zip).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 VERSIONS=()
@@ -38,9 +39,9 @@ wants() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 wants_regress() { [ -z "$ONLY" ] || grep -qxF -- "$ONLY" <<<"$REGRESS_SUITES"; }
 wants_client() { [ -z "$ONLY" ] || grep -qxF -- "${ONLY##*/}" <<<"$CLIENT_FILES"; }
 case $ONLY in
-    "" | lint | core | in-database | isolation | rust-client | cross-major | reliability | reliability:* | citus | recipes | bench) ;;
+    "" | lint | core | in-database | isolation | rust-client | cross-major | reliability | reliability:* | citus | recipes | bench | packaging) ;;
     *) wants_regress || wants_client ||
-        die "unknown suite '$ONLY' (lint, core, in-database, isolation, rust-client, cross-major, reliability, citus, recipes, bench, a file in tests/regress/sql or tests/client)" ;;
+        die "unknown suite '$ONLY' (lint, core, in-database, isolation, rust-client, cross-major, reliability, citus, recipes, bench, packaging, a file in tests/regress/sql or tests/client)" ;;
 esac
 # The client-side tests to run: the directory, or the one file asked for.
 client_tests() { if [ -z "$ONLY" ]; then echo "$ROOT/tests/client $ROOT/clients/python/tests"; else echo "$ROOT/tests/client/${ONLY##*/}"; fi; }
@@ -52,6 +53,9 @@ for v in "${VERSIONS[@]}"; do fetch_postgres "$v"; use_postgres "$v"; done # fet
 if wants lint; then
     say "cargo fmt --check, and clippy of the pure core"
     (cd "$ROOT" && cargo fmt --all --check && cargo clippy -p idgen-core --all-targets -- -D warnings)
+fi
+if wants packaging; then
+    bash "$ROOT/scripts/test_packaging.sh" release-check
 fi
 if wants core; then
     say "unit and property tests (idgen-core)"
@@ -88,7 +92,7 @@ preloaded_tests() {
 # and upgrade script, under the paths of PG_CONFIG's PostgreSQL.
 test_package() {
     say "PostgreSQL $PG_MAJOR: package"
-    bash "$ROOT/scripts/package.sh" "$PG_CONFIG" >/dev/null
+    bash "$ROOT/scripts/package.sh" --no-build "$PG_CONFIG" >/dev/null
     local version tarball listing sharedir f expected
     version=$(extension_version)
     tarball=$ROOT/target/package/pg_idgen-$version-pg$PG_MAJOR-$(uname -m).tar.gz
@@ -113,6 +117,16 @@ run_isolation() { # CLUSTER PORT
         || { cat "$out/regression.diffs" 2>/dev/null; return 1; }
 }
 
+# scripts/test_packaging.sh: reinstalling under load (15 and 18), the .deb of every version
+# (on 15 installed with apt-get, used and removed), make installcheck (18).
+test_packaging() {
+    local tp=$ROOT/scripts/test_packaging.sh
+    case $1 in 15 | 18) bash "$tp" live-install "$1" release ;; esac
+    bash "$tp" deb "$1"
+    if [ "$1" = 15 ] && system_postgres; then bash "$tp" deb-system; fi
+    if [ "$1" = 18 ]; then bash "$tp" installcheck 18; fi
+}
+
 test_version() {
     use_postgres "$1"
     if wants lint; then
@@ -127,21 +141,21 @@ test_version() {
         use_private_postgres "$1"
         $SUDO mkdir -p "$CLUSTERS/pgrx-test-$PG_MAJOR"
         $SUDO chown postgres:postgres "$CLUSTERS/pgrx-test-$PG_MAJOR"
-        unlink_installed_library
         (cd "$ROOT" && cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$CLUSTERS/pgrx-test-$PG_MAJOR")
         use_postgres "$1"
     fi
 
-    wants_regress || wants isolation || wants_client || wants rust-client || return 0
+    wants_regress || wants isolation || wants_client || wants rust-client || wants packaging || return 0
     # The system's PostgreSQL gets the release build, the one its users' servers should load,
-    # through the documented install and package commands; the private builds get a quicker
-    # debug build.
+    # through the documented install and package commands; the private builds get the release
+    # build too, which their .deb packages.
     if system_postgres; then
         bash "$ROOT/scripts/install.sh" "$PG_CONFIG"
         [ -n "$ONLY" ] || test_package
     else
-        install_extension debug
+        install_extension release
     fi
+    if wants packaging; then test_packaging "$PG_MAJOR"; fi
 
     start_cluster test "$PORT" preload
     local preloaded
@@ -266,6 +280,12 @@ if testing 18 && wants bench; then
     started=$SECONDS
     bash "$ROOT/scripts/bench.sh" 18 --quick
     timings="$timings  PostgreSQL 18 benchmark smoke test (scripts/bench.sh 18 --quick): $((SECONDS - started)) s"$'\n'
+fi
+if testing 18 && wants packaging; then
+    # The PGXN zip installs with make install from a clean unpack (a release build, as bench's).
+    started=$SECONDS
+    bash "$ROOT/scripts/test_packaging.sh" pgxn 18
+    timings="$timings  PostgreSQL 18 PGXN distribution (scripts/test_packaging.sh pgxn 18): $((SECONDS - started)) s"$'\n'
 fi
 say "all tests passed${ONLY:+ (--only $ONLY)}; wall time per version (build included)"
 printf '%s' "$timings"

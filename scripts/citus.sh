@@ -65,15 +65,7 @@ ensure_citus() {
 build_citus() {
     local tarball=$1 prefix=$2 cache=$3 work
     say "building Citus from $tarball for PostgreSQL $PG_MAJOR (once; 5 to 11 minutes on 2 cores)"
-    local missing="" p
-    for p in libzstd-dev liblz4-dev libkrb5-dev; do # the PostgreSQL headers include them
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-    done
-    if [ -n "$missing" ]; then
-        say "installing Debian packages:$missing"
-        $SUDO apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
-    fi
+    ensure_packages libzstd-dev liblz4-dev libkrb5-dev # the PostgreSQL headers include them
     $SUDO mkdir -p "$CITUS_CACHE"
     $SUDO chown "$(id -u)" "$CITUS_CACHE"
     work=$(mktemp -d "$CITUS_CACHE/build.XXXXXX")

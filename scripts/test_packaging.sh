@@ -254,17 +254,7 @@ restore_system_build() {
 }
 
 # The Debian tools the .deb steps use (package.sh needs dpkg-dev and binutils; the test lintian).
-ensure_packaging_tools() {
-    local p missing=""
-    for p in lintian dpkg-dev binutils; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-    done
-    if [ -n "$missing" ]; then
-        say "installing Debian packages:$missing"
-        $SUDO apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
-    fi
-}
+ensure_packaging_tools() { ensure_packages lintian dpkg-dev binutils; }
 
 # pgxn MAJOR: make dist's zip, unpacked in a temporary directory (no .git there), builds and
 # installs with make && make install into that private PostgreSQL, and the result is the

@@ -304,9 +304,7 @@ $$;
 
 -- Runs a batch's lock_sql. Keyset pagination only pays off when the batch walks an index from
 -- the cursor; right after ADD COLUMN the planner knows nothing of the new column's NULLs and
--- would rather read and sort the whole table for each batch. Here it cannot. A sorted walk's
--- lock_sql joins a range of its work table to the table: by nested loops, each row reached by
--- its ctid or its primary key, never a join that reads the whole table.
+-- would rather read and sort the whole table for each batch. Here it cannot.
 CREATE OR REPLACE FUNCTION idgen_backfill_lock(lock_sql text, cursor_key text[]) RETURNS tid[]
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
@@ -410,15 +408,17 @@ $$;
 --   create_sql the work table, empty
 --   sort_sql   fills it: INSERT ... SELECT row_number() OVER (ORDER BY the walk) ...; a sort
 --              that spills to temporary files beyond work_mem
---   lock_sql   takes ARRAY[from, to] (text[]) and locks the rows of idgen_seq in (from, to]
---              still to fill, in idgen_seq order, returning their ctids (as idgen_backfill_plan's)
---   fill_sql   for a partitioned table, fills the rows of idgen_seq in (from, to] by primary key
---              (a ctid names a row only within its partition); NULL for a table, whose batches
---              use idgen_backfill_plan's fill_sql with the locked ctids
+--   fill_sql   takes ARRAY[from, to] (text[]) and fills the rows of idgen_seq in (from, to]
+--              still to fill: one UPDATE that reaches each row by primary key (a concurrent
+--              update moves a row's ctid, never its key) from the work table's index, in
+--              idgen_seq order (run by idgen_backfill_fill_range, whose settings leave the
+--              planner only that nested loop). The UPDATE takes each row's lock as it fills it
+--              and evaluates the value expression row by row in that order; returns the rows
+--              filled and how many got NULL
 CREATE FUNCTION idgen_backfill_work_plan(relation regclass, target_column name, value_expression text,
         order_by text,
         OUT walk text, OUT reason text, OUT work_schema name, OUT work_name name, OUT signature text,
-        OUT probe_sql text, OUT create_sql text, OUT sort_sql text, OUT lock_sql text, OUT fill_sql text)
+        OUT probe_sql text, OUT create_sql text, OUT sort_sql text, OUT fill_sql text)
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -437,9 +437,6 @@ DECLARE
     columns text;
     pk_list text;
     join_cond text;
-    update_cond text;
-    key_aliases text;
-    key_check text;
 BEGIN
     SELECT c.relkind, c.relpersistence, n.nspname, c.relname, format('%I.%I', n.nspname, c.relname)
     INTO kind, persistence, schema_name, rel_name, qualified
@@ -508,77 +505,27 @@ BEGIN
                                         WHERE co.oid = a.attcollation) ELSE '' END), ', ' ORDER BY k.n),
            string_agg(quote_ident(k.col), ', ' ORDER BY k.n),
            string_agg(format('%s.%I %s idgen_work.idgen_k%s', qualified, k.col,
-                             @extschema@.idgen_backfill_operator(a.atttypid, 3), k.n), ' AND ' ORDER BY k.n),
-           string_agg(format('%s.%I %s idgen_valued.idgen_k%s', qualified, k.col,
-                             @extschema@.idgen_backfill_operator(a.atttypid, 3), k.n), ' AND ' ORDER BY k.n),
-           string_agg(format('%s.%I AS idgen_k%s', qualified, k.col, k.n), ', ' ORDER BY k.n),
-           string_agg(format('COALESCE(%s.%I, idgen_work.idgen_k%s) %s idgen_work.idgen_k%s', qualified, k.col, k.n,
                              @extschema@.idgen_backfill_operator(a.atttypid, 3), k.n), ' AND ' ORDER BY k.n)
-    INTO columns, pk_list, join_cond, update_cond, key_aliases, key_check
+    INTO columns, pk_list, join_cond
     FROM unnest(pk) WITH ORDINALITY AS k(col, n)
     JOIN pg_attribute a ON a.attrelid = relation AND a.attname = k.col
     JOIN pg_type t ON t.oid = a.atttypid;
 
     probe_sql := format('SELECT EXISTS (SELECT FROM %s WHERE %s IS NULL)', qualified, target);
-    IF kind = 'r' THEN
-        -- A table's work table also keeps each row's ctid at the sort: a batch finds its rows
-        -- there first (checking the key), and by primary key only those an update has moved since.
-        create_sql := format('%s (idgen_seq pg_catalog.int8 NOT NULL, idgen_tid pg_catalog.tid NOT NULL, %s)',
-            create_sql, columns);
-        sort_sql := format('INSERT INTO %s SELECT pg_catalog.row_number() OVER (ORDER BY %s), ctid, %s FROM %s WHERE %s IS NULL',
-            work, key_list, pk_list, qualified, target);
-        -- The key is checked with COALESCE(key, value) = value, which no index matches, so the
-        -- planner reaches each row by its ctid rather than through the primary key.
-        lock_sql := format($sql$
-WITH idgen_in_place AS (
-    SELECT %1$s.ctid AS idgen_row, idgen_work.idgen_seq
-    FROM %2$s AS idgen_work JOIN %1$s ON %1$s.ctid OPERATOR(pg_catalog.=) idgen_work.idgen_tid
-    WHERE idgen_work.idgen_seq OPERATOR(pg_catalog.>) ($1)[1]::pg_catalog.int8
-      AND idgen_work.idgen_seq OPERATOR(pg_catalog.<=) ($1)[2]::pg_catalog.int8 AND %6$s AND %1$s.%4$s IS NULL
-    FOR NO KEY UPDATE OF %5$I
-), idgen_missing AS (
-    SELECT idgen_work.idgen_seq FROM %2$s AS idgen_work
+    create_sql := format('%s (idgen_seq pg_catalog.int8 NOT NULL, %s)', create_sql, columns);
+    sort_sql := format('INSERT INTO %s SELECT pg_catalog.row_number() OVER (ORDER BY %s), %s FROM %s WHERE %s IS NULL',
+        work, key_list, pk_list, qualified, target);
+    fill_sql := format($sql$
+WITH idgen_updated AS (
+    UPDATE %1$s SET %4$s = (%3$s) FROM %2$s AS idgen_work
     WHERE idgen_work.idgen_seq OPERATOR(pg_catalog.>) ($1)[1]::pg_catalog.int8
       AND idgen_work.idgen_seq OPERATOR(pg_catalog.<=) ($1)[2]::pg_catalog.int8
-    EXCEPT ALL SELECT idgen_in_place.idgen_seq FROM idgen_in_place
-), idgen_moved AS (
-    SELECT %1$s.ctid AS idgen_row, idgen_work.idgen_seq
-    FROM idgen_missing JOIN %2$s AS idgen_work ON idgen_work.idgen_seq OPERATOR(pg_catalog.=) idgen_missing.idgen_seq
-    JOIN %1$s ON %3$s
-    WHERE %1$s.%4$s IS NULL
-    FOR NO KEY UPDATE OF %5$I
+      AND %5$s AND %1$s.%4$s IS NULL
+    RETURNING %1$s.%4$s IS NULL AS idgen_null
 )
-SELECT pg_catalog.array_agg(idgen_row ORDER BY idgen_seq) FROM (
-    SELECT idgen_row, idgen_seq FROM idgen_in_place UNION ALL SELECT idgen_row, idgen_seq FROM idgen_moved) idgen_locked$sql$,
-            qualified, work, join_cond, target, rel_name, key_check);
-    ELSE
-        create_sql := format('%s (idgen_seq pg_catalog.int8 NOT NULL, %s)', create_sql, columns);
-        sort_sql := format('INSERT INTO %s SELECT pg_catalog.row_number() OVER (ORDER BY %s), %s FROM %s WHERE %s IS NULL',
-            work, key_list, pk_list, qualified, target);
-        lock_sql := format($sql$
-SELECT pg_catalog.array_agg(idgen_row) FROM (
-    SELECT %1$s.ctid AS idgen_row FROM %2$s AS idgen_work JOIN %1$s ON %3$s
-    WHERE idgen_work.idgen_seq OPERATOR(pg_catalog.>) ($1)[1]::pg_catalog.int8
-      AND idgen_work.idgen_seq OPERATOR(pg_catalog.<=) ($1)[2]::pg_catalog.int8 AND %1$s.%4$s IS NULL
-    ORDER BY idgen_work.idgen_seq
-    FOR NO KEY UPDATE OF %5$I) idgen_locked$sql$,
-            qualified, work, join_cond, target, rel_name);
-        fill_sql := format($sql$
-WITH idgen_valued AS MATERIALIZED (
-    SELECT idgen_work.idgen_seq, (%3$s) AS idgen_value, %4$s
-    FROM %2$s AS idgen_work JOIN %1$s ON %5$s
-    WHERE idgen_work.idgen_seq OPERATOR(pg_catalog.>) ($1)[1]::pg_catalog.int8
-      AND idgen_work.idgen_seq OPERATOR(pg_catalog.<=) ($1)[2]::pg_catalog.int8 AND %1$s.%6$s IS NULL
-    ORDER BY idgen_work.idgen_seq
-), idgen_updated AS (
-    UPDATE %1$s SET %6$s = idgen_valued.idgen_value FROM idgen_valued WHERE %7$s
-    RETURNING 1
-)
-SELECT (SELECT pg_catalog.count(*) FROM idgen_updated),
-       (SELECT pg_catalog.count(*) FROM idgen_valued WHERE idgen_value IS NULL),
-       NULL::pg_catalog.text[]$sql$,
-            qualified, work, value_expression, key_aliases, join_cond, target, update_cond);
-    END IF;
+SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE idgen_null), NULL::pg_catalog.text[]
+FROM idgen_updated$sql$,
+        qualified, work, value_expression, target, join_cond);
 END
 $$;
 
@@ -665,15 +612,20 @@ BEGIN
 END
 $$;
 
--- Runs a sorted walk's fill_sql for the range ARRAY[from, to] (partitioned tables). Its rows
--- are reached through the work table's index, then by primary key: nested loops, as in
--- idgen_backfill_fill. No SET search_path: the statement holds the caller's value expression.
+-- Runs a sorted walk's fill_sql for the range ARRAY[from, to]. Its rows are reached through
+-- the work table's index (an index scan, so in idgen_seq order: no bitmap scan, no sort), then
+-- by primary key: a nested loop, which hands the UPDATE its rows, and so the value expression
+-- is evaluated, in the walk's order. No SET search_path: the statement holds the caller's
+-- value expression.
 CREATE FUNCTION idgen_backfill_fill_range(fill_sql text, bounds text[],
         OUT filled bigint, OUT nulls bigint, OUT last_key text[])
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET enable_hashjoin = off
     SET enable_mergejoin = off
     SET enable_seqscan = off
+    SET enable_bitmapscan = off
+    SET enable_sort = off
+    SET enable_material = off
 AS $$
 BEGIN
     EXECUTE fill_sql INTO filled, nulls, last_key USING bounds;
@@ -774,7 +726,7 @@ BEGIN
     IF walk OPERATOR(pg_catalog.<>) 'sorted' THEN
         EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) plan.lock_sql USING cursor_key;
     END IF;
-    IF work.fill_sql IS NULL THEN
+    IF walk OPERATOR(pg_catalog.<>) 'sorted' THEN
         EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) plan.fill_sql USING locked;
     END IF;
     PERFORM pg_catalog.set_config('lock_timeout', lock_ms, true);
@@ -795,10 +747,7 @@ BEGIN
         estimated := false;
         IF seq_to OPERATOR(pg_catalog.>) 0 THEN
             PERFORM @extschema@.idgen_statement_timeout(batch_ms);
-            EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) work.lock_sql USING ARRAY['0', '0']::pg_catalog.text[];
-            IF work.fill_sql IS NOT NULL THEN
-                EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) work.fill_sql USING ARRAY['0', '0']::pg_catalog.text[];
-            END IF;
+            EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) work.fill_sql USING ARRAY['0', '0']::pg_catalog.text[];
             PERFORM @extschema@.idgen_statement_timeout(0);
         END IF;
     ELSE
@@ -832,16 +781,8 @@ BEGIN
             nulls := 0;
             IF walk OPERATOR(pg_catalog.=) 'sorted' THEN
                 seq_upto := LEAST(seq_from OPERATOR(pg_catalog.+) batch_size, seq_to);
-                locked := @extschema@.idgen_backfill_lock(work.lock_sql,
+                SELECT * INTO filled, nulls, last_key FROM @extschema@.idgen_backfill_fill_range(work.fill_sql,
                     ARRAY[seq_from::pg_catalog.text, seq_upto::pg_catalog.text]);
-                IF locked IS NOT NULL THEN
-                    IF work.fill_sql IS NULL THEN
-                        SELECT * INTO filled, nulls, last_key FROM @extschema@.idgen_backfill_fill(plan.fill_sql, locked);
-                    ELSE
-                        SELECT * INTO filled, nulls, last_key FROM @extschema@.idgen_backfill_fill_range(work.fill_sql,
-                            ARRAY[seq_from::pg_catalog.text, seq_upto::pg_catalog.text]);
-                    END IF;
-                END IF;
                 PERFORM @extschema@.idgen_backfill_forget(work.work_schema, work.work_name, seq_from, seq_upto);
             ELSE
                 locked := @extschema@.idgen_backfill_lock(plan.lock_sql, cursor_key);

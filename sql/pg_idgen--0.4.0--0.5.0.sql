@@ -393,32 +393,41 @@ $$;
 --   'index'  a valid btree index leads with the walk's first column (order_by, else the
 --            primary key) on a table that is not partitioned: keyset pagination over it, as
 --            idgen_backfill_plan writes it.
---   'sorted' otherwise, when the table has a primary key: the keys of the rows still to fill
---            are sorted once, in the walk's order, into a work table with a sequence number
---            (idgen_seq, btree-indexed), and batches take ranges of it, reaching their rows
---            by primary key. A partitioned table always takes it: one sort over every leaf
---            partition, so the ids follow the walk across partitions whatever the partitioning.
+--   'sorted' otherwise, when the table has a primary key: the primary keys of the rows still
+--            to fill are sorted once, in the walk's order, into a work table of chunks (one
+--            row per batch_size keys, each key column an array in the walk's order), and each
+--            batch takes the head of the first chunk, reaching its rows by primary key (a
+--            concurrent update moves a row, never its key). A partitioned table always takes
+--            it: one sort over every leaf partition, so the ids follow the walk across
+--            partitions whatever the partitioning.
 --   'scan'   neither: keyset pagination without an index, each batch reads the whole table.
 -- The work table is named after the table's OID and the column's number, always
 -- schema-qualified: an UNLOGGED table in the table's schema when the caller may create there
 -- (it outlives the session, so a run cancelled in one session resumes in another without
--- sorting again), else a temporary one (pg_temp, this session only). It holds only the rows
--- not filled yet: each batch deletes its range in its own transaction.
---   probe_sql  whether any row is still to fill (stops at the first)
---   create_sql the work table, empty
---   sort_sql   fills it: INSERT ... SELECT row_number() OVER (ORDER BY the walk) ...; a sort
---              that spills to temporary files beyond work_mem
---   fill_sql   takes ARRAY[from, to] (text[]) and fills the rows of idgen_seq in (from, to]
---              still to fill: one UPDATE that reaches each row by primary key (a concurrent
---              update moves a row's ctid, never its key) from the work table's index, in
---              idgen_seq order (run by idgen_backfill_fill_range, whose settings leave the
---              planner only that nested loop). The UPDATE takes each row's lock as it fills it
---              and evaluates the value expression row by row in that order; returns the rows
---              filled and how many got NULL
+-- sorting again), else a temporary one (pg_temp, this session only). It holds only the keys
+-- not walked yet: each batch removes its keys in its own transaction. A batch's bounds are
+-- ARRAY[chunk, n] (bigint[]): the first n keys of that chunk.
+--   probe_sql   whether any row is still to fill (stops at the first)
+--   create_sql  the work table, empty
+--   sort_sql    fills it: row_number() OVER (ORDER BY the walk), grouped into chunks; sorts
+--               that spill to temporary files beyond work_mem
+--   fill_sql    fills the batch's rows still to fill: one UPDATE whose rows come from the
+--               chunk's arrays in order (a function scan with ordinality), each reached by
+--               primary key in a nested loop, so the UPDATE takes each row's lock and
+--               evaluates the value expression row by row in the walk's order. It checks that
+--               order: it returns the rows filled, how many got NULL, and how many came before
+--               the row filled ahead of them (RETURNING gives the rows in the order they were
+--               updated). idgen_backfill_fill_range rolls the batch back when that is not 0.
+--   lock_sql    and
+--   ordered_sql the same batch in two statements, used only then: lock its rows, then evaluate
+--               the value expression ORDER BY the walk (PostgreSQL evaluates a volatile
+--               expression after the sort) and fill them by primary key
+--   forget_sql  removes the batch's keys from the work table
 CREATE FUNCTION idgen_backfill_work_plan(relation regclass, target_column name, value_expression text,
-        order_by text,
+        order_by text, batch_size integer,
         OUT walk text, OUT reason text, OUT work_schema name, OUT work_name name, OUT signature text,
-        OUT probe_sql text, OUT create_sql text, OUT sort_sql text, OUT fill_sql text)
+        OUT probe_sql text, OUT create_sql text, OUT sort_sql text, OUT fill_sql text,
+        OUT lock_sql text, OUT ordered_sql text, OUT forget_sql text)
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -435,8 +444,13 @@ DECLARE
     index_name name;
     key_list text;
     columns text;
-    pk_list text;
+    sorted_list text;
+    chunk_list text;
+    rows_from text;
     join_cond text;
+    update_cond text;
+    key_aliases text;
+    trim_list text;
 BEGIN
     SELECT c.relkind, c.relpersistence, n.nspname, c.relname, format('%I.%I', n.nspname, c.relname)
     INTO kind, persistence, schema_name, rel_name, qualified
@@ -494,48 +508,90 @@ BEGIN
         work := format('%I.%I', schema_name, work_name);
         create_sql := 'CREATE UNLOGGED TABLE ' || work;
     END IF;
-    signature := format('idgen_backfill work table of relation %s column %s, walk (%s)',
+    signature := format('idgen_backfill work table of relation %s column %s, walk (%s), chunks of primary keys',
         relation::oid, target_column, array_to_string(keys, ', '));
 
     SELECT string_agg(quote_ident(k), ', ' ORDER BY n) INTO key_list FROM unnest(keys) WITH ORDINALITY AS u(k, n);
-    SELECT string_agg(format('idgen_k%s %s%s NOT NULL', k.n, format_type(a.atttypid, a.atttypmod),
+    SELECT string_agg(format('idgen_k%s %s[]%s NOT NULL', k.n, format_type(a.atttypid, a.atttypmod),
                              CASE WHEN a.attcollation <> t.typcollation
                                   THEN (SELECT format(' COLLATE %I.%I', cn.nspname, co.collname)
                                         FROM pg_collation co JOIN pg_namespace cn ON cn.oid = co.collnamespace
                                         WHERE co.oid = a.attcollation) ELSE '' END), ', ' ORDER BY k.n),
-           string_agg(quote_ident(k.col), ', ' ORDER BY k.n),
+           string_agg(format('%I AS idgen_k%s', k.col, k.n), ', ' ORDER BY k.n),
+           string_agg(format('pg_catalog.array_agg(idgen_k%s ORDER BY idgen_n)', k.n), ', ' ORDER BY k.n),
+           string_agg(format('pg_catalog.unnest((SELECT idgen_chunk.idgen_k%s[1:($1)[2]::pg_catalog.int4] FROM %s AS idgen_chunk WHERE idgen_chunk.idgen_chunk OPERATOR(pg_catalog.=) ($1)[1]))',
+                             k.n, work), ', ' ORDER BY k.n),
            string_agg(format('%s.%I %s idgen_work.idgen_k%s', qualified, k.col,
-                             @extschema@.idgen_backfill_operator(a.atttypid, 3), k.n), ' AND ' ORDER BY k.n)
-    INTO columns, pk_list, join_cond
+                             @extschema@.idgen_backfill_operator(a.atttypid, 3), k.n), ' AND ' ORDER BY k.n),
+           string_agg(format('%s.%I %s idgen_valued.idgen_k%s', qualified, k.col,
+                             @extschema@.idgen_backfill_operator(a.atttypid, 3), k.n), ' AND ' ORDER BY k.n),
+           string_agg(format('%s.%I AS idgen_k%s', qualified, k.col, k.n), ', ' ORDER BY k.n),
+           string_agg(format('idgen_k%1$s = idgen_k%1$s[($1)[2]::pg_catalog.int4 OPERATOR(pg_catalog.+) 1:]', k.n), ', ' ORDER BY k.n)
+    INTO columns, sorted_list, chunk_list, rows_from, join_cond, update_cond, key_aliases, trim_list
     FROM unnest(pk) WITH ORDINALITY AS k(col, n)
     JOIN pg_attribute a ON a.attrelid = relation AND a.attname = k.col
     JOIN pg_type t ON t.oid = a.atttypid;
+    rows_from := format('ROWS FROM (%s) WITH ORDINALITY AS idgen_work(%s, idgen_n)', rows_from,
+        (SELECT string_agg(format('idgen_k%s', n), ', ' ORDER BY n) FROM generate_subscripts(pk, 1) n));
 
     probe_sql := format('SELECT EXISTS (SELECT FROM %s WHERE %s IS NULL)', qualified, target);
-    create_sql := format('%s (idgen_seq pg_catalog.int8 NOT NULL, %s)', create_sql, columns);
-    sort_sql := format('INSERT INTO %s SELECT pg_catalog.row_number() OVER (ORDER BY %s), %s FROM %s WHERE %s IS NULL',
-        work, key_list, pk_list, qualified, target);
+    create_sql := format('%s (idgen_chunk pg_catalog.int8 PRIMARY KEY, %s)', create_sql, columns);
+    sort_sql := format($sql$
+INSERT INTO %1$s
+SELECT (idgen_n OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog./) %2$s, %3$s
+FROM (SELECT pg_catalog.row_number() OVER (ORDER BY %4$s) AS idgen_n, %5$s FROM %6$s WHERE %7$s IS NULL) idgen_sorted
+GROUP BY 1$sql$,
+        work, batch_size, chunk_list, key_list, sorted_list, qualified, target);
     fill_sql := format($sql$
 WITH idgen_updated AS (
-    UPDATE %1$s SET %4$s = (%3$s) FROM %2$s AS idgen_work
-    WHERE idgen_work.idgen_seq OPERATOR(pg_catalog.>) ($1)[1]::pg_catalog.int8
-      AND idgen_work.idgen_seq OPERATOR(pg_catalog.<=) ($1)[2]::pg_catalog.int8
-      AND %5$s AND %1$s.%4$s IS NULL
-    RETURNING %1$s.%4$s IS NULL AS idgen_null
+    UPDATE %1$s SET %2$s = (%3$s) FROM %4$s
+    WHERE %5$s AND %1$s.%2$s IS NULL
+    RETURNING idgen_work.idgen_n, %1$s.%2$s IS NULL AS idgen_null
+), idgen_checked AS (
+    SELECT idgen_null, idgen_n OPERATOR(pg_catalog.<) pg_catalog.lag(idgen_n) OVER () AS idgen_back FROM idgen_updated
 )
-SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE idgen_null), NULL::pg_catalog.text[]
-FROM idgen_updated$sql$,
-        qualified, work, value_expression, target, join_cond);
+SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE idgen_null), pg_catalog.count(*) FILTER (WHERE idgen_back)
+FROM idgen_checked$sql$,
+        qualified, target, value_expression, rows_from, join_cond);
+    lock_sql := format($sql$
+SELECT pg_catalog.count(*) FROM (
+    SELECT FROM %1$s JOIN %2$s ON %3$s
+    WHERE %2$s.%4$s IS NULL
+    ORDER BY idgen_work.idgen_n
+    FOR NO KEY UPDATE OF %5$I) idgen_locked$sql$,
+        rows_from, qualified, join_cond, target, rel_name);
+    ordered_sql := format($sql$
+WITH idgen_valued AS MATERIALIZED (
+    SELECT idgen_work.idgen_n, (%3$s) AS idgen_value, %4$s
+    FROM %5$s JOIN %1$s ON %6$s
+    WHERE %1$s.%2$s IS NULL
+    ORDER BY idgen_work.idgen_n
+), idgen_updated AS (
+    UPDATE %1$s SET %2$s = idgen_valued.idgen_value FROM idgen_valued WHERE %7$s
+    RETURNING 1
+)
+SELECT (SELECT pg_catalog.count(*) FROM idgen_updated),
+       (SELECT pg_catalog.count(*) FROM idgen_valued WHERE idgen_value IS NULL),
+       0::pg_catalog.int8$sql$,
+        qualified, target, value_expression, key_aliases, rows_from, join_cond, update_cond);
+    forget_sql := format($sql$
+WITH idgen_walked AS (
+    DELETE FROM %1$s WHERE idgen_chunk OPERATOR(pg_catalog.=) ($1)[1]
+        AND pg_catalog.cardinality(idgen_k1) OPERATOR(pg_catalog.<=) ($1)[2]
+)
+UPDATE %1$s SET %2$s
+WHERE idgen_chunk OPERATOR(pg_catalog.=) ($1)[1] AND pg_catalog.cardinality(idgen_k1) OPERATOR(pg_catalog.>) ($1)[2]$sql$,
+        work, trim_list);
 END
 $$;
 
--- Makes the work table ready to walk and returns the range of idgen_seq left in it, (first, last]:
--- a work table of an earlier run with the same walk (owned by the caller, and not emptied by a
--- crash: it is unlogged) is kept when reuse is true; otherwise the rows still to fill are sorted
--- into a new one. Nothing to fill: no work table, and (0, 0]. A table of that name that the
--- caller does not own is an error (42P07), never used or dropped.
+-- Makes the work table ready to walk and returns how many keys it holds: a work table of an
+-- earlier run with the same walk (owned by the caller, and not emptied by a crash: it is
+-- unlogged) is kept when reuse is true; otherwise the rows still to fill are sorted into a new
+-- one. Nothing to fill: no work table, and 0. A table of that name that the caller does not own
+-- is an error (42P07), never used or dropped.
 CREATE FUNCTION idgen_backfill_sort(work_schema name, work_name name, signature text, probe_sql text,
-        create_sql text, sort_sql text, reuse boolean, OUT first bigint, OUT last bigint, OUT reused boolean)
+        create_sql text, sort_sql text, reuse boolean, OUT keys bigint, OUT reused boolean)
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -543,7 +599,6 @@ DECLARE
     work text := format('%I.%I', work_schema, work_name);
     found oid;
     owner oid;
-    rows bigint;
     any_left boolean;
 BEGIN
     SELECT c.oid, c.relowner INTO found, owner FROM pg_class c
@@ -558,9 +613,8 @@ BEGIN
     END IF;
     reused := false;
     IF found IS NOT NULL AND reuse AND obj_description(found, 'pg_class') = signature THEN
-        EXECUTE format('SELECT pg_catalog.min(idgen_seq) OPERATOR(pg_catalog.-) 1, pg_catalog.max(idgen_seq) FROM %s', work)
-            INTO first, last;
-        IF last IS NOT NULL THEN
+        EXECUTE format('SELECT pg_catalog.sum(pg_catalog.cardinality(idgen_k1)) FROM %s', work) INTO keys;
+        IF keys > 0 THEN
             reused := true;
             RETURN;
         END IF;
@@ -568,32 +622,39 @@ BEGIN
     IF found IS NOT NULL THEN
         EXECUTE 'DROP TABLE ' || work;
     END IF;
-    first := 0;
-    last := 0;
+    keys := 0;
     EXECUTE probe_sql INTO any_left;
     IF NOT any_left THEN
         RETURN;
     END IF;
     EXECUTE create_sql;
     EXECUTE sort_sql;
-    GET DIAGNOSTICS rows = ROW_COUNT;
-    EXECUTE format('CREATE INDEX ON %s (idgen_seq)', work);
-    EXECUTE format('ANALYZE %s', work);
+    EXECUTE format('SELECT pg_catalog.sum(pg_catalog.cardinality(idgen_k1)) FROM %s', work) INTO keys;
     EXECUTE format('COMMENT ON TABLE %s IS %L', work, signature);
-    last := rows;
 END
 $$;
 
--- Forgets the work table's rows of idgen_seq in (after, upto], the batch committing with it.
--- (Both bounds: the index scan then starts at the batch, not at the entries of every batch
--- before it, which stay in the index until a vacuum.)
-CREATE FUNCTION idgen_backfill_forget(work_schema name, work_name name, after bigint, upto bigint) RETURNS void
+-- The work table's first chunk (the next batch's), and how many keys it holds; NULL when the
+-- work table is walked (or not there).
+CREATE FUNCTION idgen_backfill_next_chunk(work_schema name, work_name name, OUT chunk bigint, OUT keys integer)
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    EXECUTE format('DELETE FROM %I.%I WHERE idgen_seq OPERATOR(pg_catalog.>) $1 AND idgen_seq OPERATOR(pg_catalog.<=) $2',
-        work_schema, work_name) USING after, upto;
+    IF to_regclass(format('%I.%I', work_schema, work_name)) IS NOT NULL THEN
+        EXECUTE format('SELECT idgen_chunk, pg_catalog.cardinality(idgen_k1) FROM %I.%I ORDER BY idgen_chunk LIMIT 1',
+            work_schema, work_name) INTO chunk, keys;
+    END IF;
+END
+$$;
+
+-- Removes a batch's keys from the work table, the batch committing with it.
+CREATE FUNCTION idgen_backfill_forget(forget_sql text, bounds bigint[]) RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    EXECUTE forget_sql USING bounds;
 END
 $$;
 
@@ -612,12 +673,12 @@ BEGIN
 END
 $$;
 
--- Runs a sorted walk's fill_sql for the range ARRAY[from, to]. Its rows are reached through
--- the work table's index (an index scan, so in idgen_seq order: no bitmap scan, no sort), then
--- by primary key: a nested loop, which hands the UPDATE its rows, and so the value expression
--- is evaluated, in the walk's order. No SET search_path: the statement holds the caller's
--- value expression.
-CREATE FUNCTION idgen_backfill_fill_range(fill_sql text, bounds text[],
+-- Fills a sorted walk's batch (bounds ARRAY[chunk, n]) with its fill_sql: a nested loop from
+-- the chunk's arrays to the table's primary key, which these settings leave the planner as
+-- its only plan. Should PostgreSQL still have updated the rows in another order (fill_sql
+-- counts them), the batch is rolled back and filled again by lock_sql then ordered_sql, whose
+-- order is explicit. No SET search_path: the statements hold the caller's value expression.
+CREATE FUNCTION idgen_backfill_fill_range(fill_sql text, lock_sql text, ordered_sql text, bounds bigint[],
         OUT filled bigint, OUT nulls bigint, OUT last_key text[])
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET enable_hashjoin = off
@@ -627,8 +688,21 @@ CREATE FUNCTION idgen_backfill_fill_range(fill_sql text, bounds text[],
     SET enable_sort = off
     SET enable_material = off
 AS $$
+DECLARE
+    behind bigint;
 BEGIN
-    EXECUTE fill_sql INTO filled, nulls, last_key USING bounds;
+    BEGIN
+        EXECUTE fill_sql INTO filled, nulls, behind USING bounds;
+        IF behind OPERATOR(pg_catalog.>) 0 THEN
+            RAISE EXCEPTION 'idgen_backfill: % rows of the batch were filled out of the walk''s order', behind
+                USING ERRCODE = 'IDG01';
+        END IF;
+    EXCEPTION WHEN SQLSTATE 'IDG01' THEN
+        RAISE DEBUG 'idgen_backfill: batch % filled again in two statements (the plan updated % rows out of order)',
+            bounds, behind;
+        EXECUTE lock_sql USING bounds;
+        EXECUTE ordered_sql INTO filled, nulls, behind USING bounds;
+    END;
 END
 $$;
 
@@ -703,9 +777,8 @@ DECLARE
     lock_failures integer := 0;
     action pg_catalog.text;
     walk pg_catalog.text;
-    seq_from bigint := 0; -- the sorted walk's range still to walk, (seq_from, seq_to]
-    seq_to bigint := 0;
-    seq_upto bigint;
+    chunk bigint; -- the sorted walk's next chunk of keys, and how many it holds
+    chunk_keys integer;
     just_sorted boolean := false;
     lock_ms pg_catalog.text := pg_catalog.format('%s ms', pg_catalog.floor(pg_catalog.date_part('epoch', lock_timeout) OPERATOR(pg_catalog.*) 1000));
     batch_ms integer := pg_catalog.floor(pg_catalog.date_part('epoch', statement_timeout) OPERATOR(pg_catalog.*) 1000);
@@ -717,7 +790,8 @@ BEGIN
     PERFORM @extschema@.idgen_statement_timeout(batch_ms);
     SELECT * INTO plan FROM @extschema@.idgen_backfill_plan(relation, target_column, value_expression,
         batch_size, order_by, pause, lock_timeout, statement_timeout, report_every);
-    SELECT * INTO work FROM @extschema@.idgen_backfill_work_plan(relation, target_column, value_expression, order_by);
+    SELECT * INTO work FROM @extschema@.idgen_backfill_work_plan(relation, target_column, value_expression,
+        order_by, batch_size);
     walk := work.walk;
     -- The caller's expression, under the caller's search_path: its type, then the batch
     -- statements planned (unknown columns, generated columns, privileges) before any row changes.
@@ -725,8 +799,6 @@ BEGIN
     PERFORM @extschema@.idgen_backfill_check_type(relation, target_column, value_type);
     IF walk OPERATOR(pg_catalog.<>) 'sorted' THEN
         EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) plan.lock_sql USING cursor_key;
-    END IF;
-    IF walk OPERATOR(pg_catalog.<>) 'sorted' THEN
         EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) plan.fill_sql USING locked;
     END IF;
     PERFORM pg_catalog.set_config('lock_timeout', lock_ms, true);
@@ -735,19 +807,16 @@ BEGIN
         -- A work table an earlier run of the same walk left (cancelled, failed) is walked on.
         SELECT * INTO sorted FROM @extschema@.idgen_backfill_sort(work.work_schema, work.work_name, work.signature,
             work.probe_sql, work.create_sql, work.sort_sql, true);
-        seq_from := sorted.first;
-        seq_to := sorted.last;
         just_sorted := NOT sorted.reused;
         IF sorted.reused THEN
-            EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM %I.%I', work.work_schema, work.work_name) INTO total;
             work.reason := work.reason OPERATOR(pg_catalog.||) ', resuming the work table of an earlier run';
-        ELSE
-            total := seq_to;
         END IF;
+        total := sorted.keys;
         estimated := false;
-        IF seq_to OPERATOR(pg_catalog.>) 0 THEN
+        IF total OPERATOR(pg_catalog.>) 0 THEN
             PERFORM @extschema@.idgen_statement_timeout(batch_ms);
-            EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) work.fill_sql USING ARRAY['0', '0']::pg_catalog.text[];
+            EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) work.fill_sql USING ARRAY[0, 0]::pg_catalog.int8[];
+            EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) work.ordered_sql USING ARRAY[0, 0]::pg_catalog.int8[];
             PERFORM @extschema@.idgen_statement_timeout(0);
         END IF;
     ELSE
@@ -756,18 +825,20 @@ BEGIN
     PERFORM @extschema@.idgen_backfill_start(relation, target_column, total, estimated, walk, work.reason);
     COMMIT;
     LOOP
-        IF walk OPERATOR(pg_catalog.=) 'sorted' AND seq_from OPERATOR(pg_catalog.>=) seq_to THEN
+        IF walk OPERATOR(pg_catalog.=) 'sorted' THEN
+            SELECT * INTO chunk, chunk_keys FROM @extschema@.idgen_backfill_next_chunk(work.work_schema, work.work_name);
+        END IF;
+        IF walk OPERATOR(pg_catalog.=) 'sorted' AND chunk IS NULL THEN
             -- The work table is walked. Rows that came in since its sort with no value (or whose
             -- key changed) are sorted into a new one; when there are none, the run is done.
             IF NOT just_sorted THEN
                 PERFORM pg_catalog.set_config('lock_timeout', lock_ms, true);
                 SELECT * INTO sorted FROM @extschema@.idgen_backfill_sort(work.work_schema, work.work_name,
                     work.signature, work.probe_sql, work.create_sql, work.sort_sql, false);
-                seq_from := sorted.first;
-                seq_to := sorted.last;
+                SELECT * INTO chunk, chunk_keys FROM @extschema@.idgen_backfill_next_chunk(work.work_schema, work.work_name);
                 just_sorted := true;
             END IF;
-            IF seq_to OPERATOR(pg_catalog.=) 0 THEN
+            IF chunk IS NULL THEN
                 action := @extschema@.idgen_backfill_step(relation, target_column, 0, 0, true, 0, report_every);
                 COMMIT;
                 EXIT;
@@ -780,10 +851,9 @@ BEGIN
             filled := 0;
             nulls := 0;
             IF walk OPERATOR(pg_catalog.=) 'sorted' THEN
-                seq_upto := LEAST(seq_from OPERATOR(pg_catalog.+) batch_size, seq_to);
                 SELECT * INTO filled, nulls, last_key FROM @extschema@.idgen_backfill_fill_range(work.fill_sql,
-                    ARRAY[seq_from::pg_catalog.text, seq_upto::pg_catalog.text]);
-                PERFORM @extschema@.idgen_backfill_forget(work.work_schema, work.work_name, seq_from, seq_upto);
+                    work.lock_sql, work.ordered_sql, ARRAY[chunk, LEAST(chunk_keys, batch_size)]);
+                PERFORM @extschema@.idgen_backfill_forget(work.forget_sql, ARRAY[chunk, LEAST(chunk_keys, batch_size)]);
             ELSE
                 locked := @extschema@.idgen_backfill_lock(plan.lock_sql, cursor_key);
                 IF locked IS NOT NULL THEN
@@ -802,7 +872,6 @@ BEGIN
         IF action OPERATOR(pg_catalog.=) 'retry' THEN
             PERFORM pg_catalog.pg_sleep(0.1);
         ELSIF walk OPERATOR(pg_catalog.=) 'sorted' THEN
-            seq_from := seq_upto;
             just_sorted := false;
             IF filled OPERATOR(pg_catalog.>) 0 THEN
                 PERFORM pg_catalog.pg_sleep_for(pause);
@@ -815,8 +884,6 @@ BEGIN
                 -- The closing sweep of an index walk sorts what is left, rather than walking the
                 -- index from the start under one batch's statement_timeout.
                 walk := 'sorted';
-                seq_from := 0;
-                seq_to := 0;
                 just_sorted := false;
             ELSE
                 cursor_key := NULL;

@@ -529,7 +529,7 @@ def test_no_index_on_order_by_sorts_once_cancelled_and_resumed(db):
             # The work table outlives the cancelled session, holding the rows not filled yet.
             work = work_table(conn, "unindexed")
             assert work and work.startswith("public.idgen_backfill_"), work
-            left = conn.execute(f"SELECT count(*) FROM {work}").fetchone()[0]
+            left = conn.execute(f"SELECT sum(cardinality(idgen_k1)) FROM {work}").fetchone()[0]
             before = dict(conn.execute("SELECT id, xid FROM unindexed WHERE xid IS NOT NULL AND legacy").fetchall())
             assert 30_000 <= len(before) < rows and left == rows - len(before)
             conn.add_notice_handler(lambda d: notices.append(d.message_primary))
@@ -551,6 +551,81 @@ def test_no_index_on_order_by_sorts_once_cancelled_and_resumed(db):
         assert conn.execute("""SELECT walk, rows_done, rows_total, finished_at IS NOT NULL
             FROM idgen_backfill_progress WHERE relation = 'unindexed'::regclass""").fetchone() == (
             "sorted", left, left, True)
+
+
+def sorted_batch(conn, table: str, rows: int, batch: int):
+    """A table without an index on created_at, its sorted walk planned and its work table made
+    (chunks of batch keys), as idgen_backfill does first. Returns the walk's statements."""
+    legacy_table(conn, table, rows, index=False)
+    plan = conn.execute("""SELECT work_schema, work_name, signature, probe_sql, create_sql, sort_sql,
+        fill_sql, lock_sql, ordered_sql, forget_sql
+        FROM idgen_backfill_work_plan(%s, 'xid', 'gen_xid12(created_at)', 'created_at', %s)""",
+                        (table, batch)).fetchone()
+    assert conn.execute("SELECT * FROM idgen_backfill_sort(%s, %s, %s, %s, %s, %s, true)",
+                        plan[:6]).fetchone() == (rows, False)
+    return dict(zip(("fill", "lock", "ordered", "forget"), plan[6:]))
+
+
+def filled_in_walk_order(conn, table: str) -> tuple:
+    """How many rows are filled, and how many of them follow a row of later created_at in id order."""
+    return conn.execute(f"""SELECT count(*), count(*) FILTER (WHERE created_at < before) FROM (
+        SELECT created_at, lag(created_at) OVER (ORDER BY xid) AS before FROM {table} WHERE xid IS NOT NULL) s""").fetchone()
+
+
+def test_sorted_batch_counts_rows_filled_out_of_walk_order(db):
+    """A sorted walk's batch is one UPDATE whose rows must come in the walk's order; it counts
+    those that do not. A hash join (which idgen_backfill_fill_range's settings rule out)
+    updates them in the table's order, and the count says so."""
+    with connect(dbname=db) as conn:
+        statements = sorted_batch(conn, "disordered", 20_000, 3000)
+        bounds = [0, 3000]
+        with conn.transaction(force_rollback=True):
+            conn.execute("SET LOCAL enable_nestloop = off")
+            conn.execute(f"PREPARE disordered_fill(bigint[]) AS {statements['fill']}")
+            filled, nulls, behind = conn.execute("EXECUTE disordered_fill('{0,3000}')").fetchone()
+            assert (filled, nulls) == (3000, 0) and behind > 1000, (filled, nulls, behind)
+        # Through idgen_backfill_fill_range, as a run fills it: in order, counted as such.
+        conn.execute("SET enable_nestloop = off")  # the function's own settings still win
+        assert conn.execute("SELECT filled, nulls FROM idgen_backfill_fill_range(%s, %s, %s, %s)",
+                            (statements["fill"], statements["lock"], statements["ordered"], bounds)
+                            ).fetchone() == (3000, 0)
+        conn.execute("RESET enable_nestloop")
+        assert filled_in_walk_order(conn, "disordered") == (3000, 0)
+
+
+def test_sorted_batch_filled_out_of_order_is_filled_again_in_two_statements(db):
+    """When a batch's UPDATE reports rows out of the walk's order (here a stand-in statement
+    that says so), the batch is rolled back and filled by lock_sql then ordered_sql: every row
+    once, in the walk's order, and the work table then forgets the batch's keys."""
+    with connect(dbname=db) as conn:
+        statements = sorted_batch(conn, "refilled", 10_000, 2500)
+        claims_disorder = "SELECT 7::bigint, 0::bigint, 1::bigint"
+        for chunk in range(4):
+            assert conn.execute("SELECT filled, nulls FROM idgen_backfill_fill_range(%s, %s, %s, %s)",
+                                (claims_disorder, statements["lock"], statements["ordered"], [chunk, 2500])
+                                ).fetchone() == (2500, 0)
+            conn.execute("SELECT idgen_backfill_forget(%s, %s)", (statements["forget"], [chunk, 2500]))
+        assert filled_in_walk_order(conn, "refilled") == (10_000, 0)
+        assert conn.execute("SELECT count(DISTINCT xid) FROM refilled").fetchone()[0] == 10_000
+        work = work_table(conn, "refilled")
+        assert conn.execute(f"SELECT count(*) FROM {work}").fetchone()[0] == 0
+        conn.execute(f"DROP TABLE {work}")
+
+
+def test_a_smaller_batch_size_resumes_the_work_table_in_smaller_batches(db):
+    """The work table keeps the keys in chunks of the batch_size that sorted them; a resumed run
+    with a smaller batch_size fills part of a chunk per batch (and forgets that part)."""
+    with connect(dbname=db) as conn:
+        sorted_batch(conn, "rebatched", 5000, 2000)
+        work = work_table(conn, "rebatched")
+        assert conn.execute(f"SELECT array_agg(cardinality(idgen_k1) ORDER BY idgen_chunk) FROM {work}"
+                            ).fetchone()[0] == [2000, 2000, 1000]
+        conn.execute("""CALL idgen_backfill('rebatched', 'xid', 'gen_xid12(created_at)', batch_size => 300,
+            order_by => 'created_at')""")
+        assert conn.execute("""SELECT batches, rows_done, rows_total FROM idgen_backfill_progress
+            WHERE relation = 'rebatched'::regclass""").fetchone() == (7 + 7 + 4, 5000, 5000)
+        assert filled_in_walk_order(conn, "rebatched") == (5000, 0)
+        assert work_table(conn, "rebatched") is None
 
 
 def fill_counter(conn, table: str) -> None:

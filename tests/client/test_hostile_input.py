@@ -592,6 +592,7 @@ NOT_DATA = {
     "idgen_backfill_column", "idgen_backfill_fill", "idgen_backfill_lock", "idgen_backfill_operator", "idgen_backfill_plan",
     "idgen_backfill_step", "idgen_statement_timeout",
     "idgen_backfill_count", "idgen_backfill_drop_work", "idgen_backfill_fill_range", "idgen_backfill_forget",
+    "idgen_backfill_next_chunk",
     "idgen_backfill_sort", "idgen_backfill_start", "idgen_backfill_work_plan",
 }
 

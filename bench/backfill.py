@@ -1,6 +1,7 @@
 """Backfill benchmark: idgen_backfill against one UPDATE, on the same table, in the same run.
 
-Usage: bash scripts/bench.sh [VERSION] backfill [ROWS ...]   (default 1000000 10000000)
+Usage: bash scripts/bench.sh [VERSION] backfill [ROWS ...] [--tables indexed,no-index,partitioned]
+       (default 1000000 10000000, every table)
 
 For each size and each of three tables, the table is built twice from the same seed; one copy
 is filled by `UPDATE t SET xid = gen_xid12(created_at)`, the other by `CALL idgen_backfill(...,
@@ -122,7 +123,14 @@ def fill(conn, statements: list[str], cancel_at: int | None = None) -> dict:
 
 
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [1_000_000, 10_000_000]
+    args = sys.argv[1:]
+    tables = TABLES
+    if "--tables" in args:
+        k = args.index("--tables")
+        tables = tuple(t.replace("-", " ") for t in args[k + 1].split(","))
+        assert set(tables) <= set(TABLES), f"--tables takes some of {','.join(TABLES)} (with - for spaces)"
+        del args[k:k + 2]
+    sizes = [int(a) for a in args] or [1_000_000, 10_000_000]
     with psycopg.connect(DSN, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS pg_idgen")
         conn.add_notice_handler(lambda d: None)
@@ -132,7 +140,7 @@ def main() -> None:
         call = ("CALL idgen_backfill('bench_backfill', 'xid', 'gen_xid12(created_at)', "
                 "order_by => 'created_at', report_every => '1 hour')")
         for rows in sizes:
-            for kind in TABLES:
+            for kind in tables:
                 build(conn, rows, kind)
                 update = fill(conn, ["UPDATE bench_backfill SET xid = gen_xid12(created_at) WHERE xid IS NULL"])
                 build(conn, rows, kind)

@@ -5,7 +5,8 @@
 #                                            # prints one table, writes BENCHMARKS.md and docs/benchmarks.png
 #   bash scripts/bench.sh 18 --quick         # smoke-test scale (about 2 minutes, no timing assertions);
 #                                            # writes into $TMPDIR/pg_idgen-bench-quick unless --out DIR
-#   bash scripts/bench.sh 18 backfill [ROWS ...]   # idgen_backfill against one UPDATE (bench/backfill.py)
+#   bash scripts/bench.sh 18 backfill [ROWS ...] [--tables indexed,no-index,partitioned]
+#                                            # idgen_backfill against one UPDATE (bench/backfill.py)
 #   bash scripts/bench.sh 18 clients [--quick]     # the Python client's loaders and generators (bench/clients.py)
 # VERSION is any supported major version (14 16 17 18; 15 is the system's); 18 adds uuidv7().
 # Optional contenders that are not part of this project: pg_uuidv7 is measured when it is

@@ -628,6 +628,22 @@ def test_a_smaller_batch_size_resumes_the_work_table_in_smaller_batches(db):
         assert work_table(conn, "rebatched") is None
 
 
+def test_a_primary_key_that_is_an_array_is_an_error_before_any_row_changes(db):
+    """The walk orders by the primary key with each key type's default btree operators (and the
+    sorted walk keeps key columns as arrays); an array key has none of its own: 42883, and
+    nothing filled, on a table as on a partitioned one."""
+    with connect(dbname=db) as conn:
+        conn.execute("CREATE TABLE array_keyed (k int[] PRIMARY KEY, made timestamptz NOT NULL, xid xid12)")
+        conn.execute("""CREATE TABLE array_parted (k int[], made timestamptz NOT NULL, xid xid12, PRIMARY KEY (k, made))
+            PARTITION BY RANGE (made)""")
+        conn.execute("CREATE TABLE array_parted_all PARTITION OF array_parted DEFAULT")
+        for table in ("array_keyed", "array_parted"):
+            conn.execute(f"INSERT INTO {table} SELECT ARRAY[g, g + 1], now() FROM generate_series(1, 100) g")
+            with pytest.raises(psycopg.errors.UndefinedFunction, match='in the order of column "k": type integer'):
+                conn.execute(f"CALL idgen_backfill('{table}', 'xid', 'gen_xid12(made)', order_by => 'made')")
+            assert conn.execute(f"SELECT count(xid) FROM {table}").fetchone()[0] == 0
+
+
 def fill_counter(conn, table: str) -> None:
     """Counts, per row, the updates that change xid (a trigger on the partitioned table)."""
     conn.execute(f"CREATE TABLE {table}_fills (id uuid, n int)")

@@ -1,10 +1,13 @@
 """The three-node Citus cluster that scripts/test_citus.sh starts: node 1 is the coordinator,
 nodes 2 and 3 the workers; node n has pg_idgen.machine_id = n and pg_idgen.worker_id = n."""
 import os
-import threading
+import sys
 
 import psycopg
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from threads import run_concurrently  # noqa: E402,F401  (the suites import it from here)
 
 PORTS = [int(p) for p in os.environ["PG_IDGEN_CITUS_PORTS"].split()]
 DB = "citus_tests"
@@ -15,26 +18,6 @@ def connect(node: int = 1, dbname: str = DB, **kw) -> psycopg.Connection:
     """A connection to node 1, 2 or 3 (autocommit unless told otherwise)."""
     kw.setdefault("autocommit", True)
     return psycopg.connect(host=HOST, port=PORTS[node - 1], user="postgres", dbname=dbname, **kw)
-
-
-def run_concurrently(count: int, worker) -> None:
-    """Runs worker(k) for k in 0..count on threads released together; raises their errors."""
-    errors = []
-    barrier = threading.Barrier(count)
-
-    def run(k: int) -> None:
-        try:
-            barrier.wait()
-            worker(k)
-        except Exception as e:  # reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
 
 
 @pytest.fixture(scope="session")

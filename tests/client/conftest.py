@@ -1,10 +1,13 @@
 """Connections to the throwaway clusters that scripts/test.sh starts."""
 import os
-import threading
+import sys
 import time
 
 import psycopg
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from threads import run_concurrently  # noqa: E402,F401  (the suites import it from here)
 
 
 def dsn(kind: str = "preloaded", dbname: str = "postgres") -> str:
@@ -47,23 +50,3 @@ def worker_42():
         conn.execute("ALTER SYSTEM RESET pg_idgen.worker_id")
         conn.execute("SELECT pg_reload_conf()")
     time.sleep(0.5)
-
-
-def run_concurrently(count: int, worker) -> None:
-    """Runs worker(k) for k in 0..count on threads released together; raises their errors."""
-    errors = []
-    barrier = threading.Barrier(count)
-
-    def run(k: int) -> None:
-        try:
-            barrier.wait()
-            worker(k)
-        except Exception as e:  # reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors

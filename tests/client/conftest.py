@@ -1,4 +1,5 @@
 """Connections to the throwaway clusters that scripts/test.sh starts."""
+import contextlib
 import os
 import sys
 import time
@@ -38,15 +39,23 @@ def database():
     return fresh_database("client_tests", extension=True)
 
 
-@pytest.fixture
-def worker_42():
+@contextlib.contextmanager
+def cluster_worker_id(worker_id: int):
     """pg_idgen.worker_id is cluster-wide: set it with ALTER SYSTEM, reset it afterwards."""
     with connect() as conn:
-        conn.execute("ALTER SYSTEM SET pg_idgen.worker_id = 42")
+        conn.execute(f"ALTER SYSTEM SET pg_idgen.worker_id = {int(worker_id)}")
         conn.execute("SELECT pg_reload_conf()")
     time.sleep(0.5)
-    yield
-    with connect() as conn:
-        conn.execute("ALTER SYSTEM RESET pg_idgen.worker_id")
-        conn.execute("SELECT pg_reload_conf()")
-    time.sleep(0.5)
+    try:
+        yield
+    finally:
+        with connect() as conn:
+            conn.execute("ALTER SYSTEM RESET pg_idgen.worker_id")
+            conn.execute("SELECT pg_reload_conf()")
+        time.sleep(0.5)
+
+
+@pytest.fixture
+def worker_42():
+    with cluster_worker_id(42):
+        yield

@@ -5,14 +5,13 @@ are then merged into the central tables by binary COPY through the psycopg adapt
 unique indexes."""
 import sqlite3
 import threading
-import time
 
 import pytest
 
 import pg_idgen.psycopg
 from pg_idgen import Snowflake, Xid, XidGenerator
 
-from conftest import connect, fresh_database
+from conftest import cluster_worker_id, connect, fresh_database
 
 ROWS = 3000  # per writer and table, in ROUNDS rounds of 100
 EDGES = {"edge-1": (1, 0xE00001), "edge-2": (2, 0xE00002)}
@@ -20,15 +19,8 @@ EDGES = {"edge-1": (1, 0xE00001), "edge-2": (2, 0xE00002)}
 
 @pytest.fixture
 def worker_3():
-    with connect() as conn:
-        conn.execute("ALTER SYSTEM SET pg_idgen.worker_id = 3")
-        conn.execute("SELECT pg_reload_conf()")
-    time.sleep(0.5)
-    yield
-    with connect() as conn:
-        conn.execute("ALTER SYSTEM RESET pg_idgen.worker_id")
-        conn.execute("SELECT pg_reload_conf()")
-    time.sleep(0.5)
+    with cluster_worker_id(3):
+        yield
 
 
 ROUNDS = 30

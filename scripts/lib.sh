@@ -73,7 +73,7 @@ fi
 # (use_postgres 15); the other versions come from PyPI, and install.sh into another
 # PostgreSQL needs nothing of Debian's PostgreSQL.
 BUILD_PACKAGES="libclang-dev clang pkg-config libssl-dev"
-TEST_PACKAGES="sudo python3-venv"
+TEST_PACKAGES="sudo python3-venv faketime pgbouncer"
 DEBIAN_PG_PACKAGES="postgresql-15 postgresql-server-dev-15"
 
 # ensure_packages PACKAGE...: installs those of them that are missing.

@@ -4,6 +4,7 @@
 
 pub mod base32hex;
 pub mod cardinality;
+pub mod grant;
 pub mod pgtime;
 pub mod rapkey;
 pub mod snowflake;

@@ -405,4 +405,643 @@ impl XidGrant {
 }
 
 #[cfg(test)]
-mod tests {}
+mod tests {
+    use super::*;
+    use crate::snowflake::DEFAULT_EPOCH_MS;
+    use proptest::prelude::*;
+    use std::collections::{HashMap, HashSet};
+
+    const E: i64 = DEFAULT_EPOCH_MS;
+    const N: i64 = 1_700_000_000_000;
+    const T0: i64 = N - E;
+
+    fn sf(lo: i64, hi: i64, slot: i64) -> SnowflakeGrant {
+        SnowflakeGrant::new(E, slot, Window::new(lo, hi), DEFAULT_MAX_WAIT_MS).unwrap()
+    }
+
+    fn issued<T: std::fmt::Debug>(step: Result<GrantStep<T>, GrantError>) -> T {
+        match step {
+            Ok(GrantStep::Issued(id)) => id,
+            other => panic!("expected an id, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn snowflake_rules() {
+        let mut g = sf(T0, T0 + 1000, 5);
+        // Before the window: a wait up to max_wait, then an error with its numbers.
+        assert_eq!(g.next(N - 5000), Ok(GrantStep::WaitUntil(N)));
+        assert_eq!(
+            g.next(N - 5001),
+            Err(GrantError::ClockBeforeWindow {
+                behind_ms: 5001,
+                window_start_unix_ms: N,
+                max_wait_ms: 5000
+            })
+        );
+        let id = issued(g.next(N));
+        assert_eq!(snowflake::worker(id), Ok(5));
+        assert_eq!(g.grant_last_id_time(), Some(T0));
+        // At and after hi: renew, and nothing changes.
+        assert_eq!(g.next(N + 1000), Ok(GrantStep::Renew));
+        assert_eq!(g.last_id(), Some(id));
+        assert_eq!(
+            g.after_window(N + 1500),
+            GrantError::ClockAfterWindow {
+                ahead_ms: 500,
+                window_end_unix_ms: N + 1000
+            }
+        );
+        // A renewal keeps the slot and lo: the last id is still this grant's.
+        g.rebind(5, Window::new(T0, T0 + 2000)).unwrap();
+        assert_eq!(g.grant_last_id_time(), Some(T0));
+        let id2 = issued(g.next(N + 1000));
+        assert!(id2 > id);
+        // A new grant of another slot: no id under it yet.
+        g.rebind(2, Window::new(T0 + 500, T0 + 3000)).unwrap();
+        assert_eq!(g.grant_last_id_time(), None);
+        assert_eq!(g.last_id_time(), Some(T0 + 1000));
+        // Same millisecond, lower slot: wait for the next one.
+        assert_eq!(g.next(N + 1000), Ok(GrantStep::WaitUntil(N + 1001)));
+        let id3 = issued(g.next(N + 1001));
+        assert!(id3 > id2);
+        assert_eq!(snowflake::worker(id3), Ok(2));
+        assert_eq!(
+            g.rebind(1024, Window::new(0, 1)),
+            Err(GrantError::SlotOutOfRange {
+                slot: 1024,
+                max: 1023
+            })
+        );
+        assert!(SnowflakeGrant::new(E, -1, Window::new(0, 1), 0).is_err());
+        assert!(SnowflakeGrant::new(-1, 0, Window::new(0, 1), 0).is_err());
+    }
+
+    #[test]
+    fn snowflake_used_up_last_millisecond_renews() {
+        let mut g = sf(T0 - 10, T0 + 1, 1);
+        for _ in 0..4096 {
+            issued(g.next(N));
+        }
+        assert_eq!(g.next(N), Ok(GrantStep::Renew));
+        g.rebind(1, Window::new(T0 - 10, T0 + 10)).unwrap();
+        assert_eq!(g.next(N), Ok(GrantStep::WaitUntil(N + 1)));
+        // A step back of up to max_wait waits for the mark; beyond is the plain error.
+        assert_eq!(g.next(N - 5), Ok(GrantStep::WaitUntil(N + 1)));
+        let mut far = sf(T0 - 10_000, T0 + 10_000, 1);
+        issued(far.next(N));
+        assert!(matches!(
+            far.next(N - 5001),
+            Err(GrantError::Snowflake(SnowflakeError::ClockMovedBack {
+                behind_ms: 5001,
+                limit_ms: 5000
+            }))
+        ));
+    }
+
+    #[test]
+    fn xid_rules() {
+        let s = 1_700_000_000;
+        let mut g = XidGrant::new(0x0a0b0c, Window::new(s, s + 2), 5).unwrap();
+        assert_eq!(g.next(s - 5, 1, 0), Ok(GrantStep::WaitUntil(s)));
+        assert_eq!(
+            g.next(s - 6, 1, 0),
+            Err(GrantError::ClockBeforeWindow {
+                behind_ms: 6000,
+                window_start_unix_ms: s * 1000,
+                max_wait_ms: 5000
+            })
+        );
+        let a = issued(g.next(s, 1, 0xffffff));
+        assert_eq!(a.machine(), [0x0a, 0x0b, 0x0c]);
+        // A counter wrap borrows the next second (inside), then the one after (outside).
+        let b = issued(g.next(s, 1, 0));
+        assert_eq!(i64::from(b.time()), s + 1);
+        assert_eq!(g.grant_last_id_time(), Some(s + 1));
+        issued(g.next(s, 1, 0xffffff));
+        assert_eq!(g.next(s, 1, 0), Ok(GrantStep::Renew));
+        assert_eq!(g.next(s + 2, 1, 1), Ok(GrantStep::Renew));
+        assert_eq!(
+            g.after_window(s + 3),
+            GrantError::ClockAfterWindow {
+                ahead_ms: 1000,
+                window_end_unix_ms: (s + 2) * 1000
+            }
+        );
+        assert!(XidGrant::new(1 << 24, Window::new(0, 1), 5).is_err());
+        assert!(XidGrant::new(-1, Window::new(0, 1), 5).is_err());
+    }
+
+    /// A clock change, a call or a rebind, for the single-writer properties.
+    #[derive(Clone, Debug)]
+    enum Op {
+        Clock(i64),
+        Next(u32),
+        Renew(i64),
+        NewGrant { slot: i64, back: i64, len: i64 },
+    }
+
+    fn ops(step: i64, max_slot: i64) -> impl Strategy<Value = Vec<Op>> {
+        prop::collection::vec(
+            prop_oneof![
+                3 => (-step..step).prop_map(Op::Clock),
+                6 => any::<u32>().prop_map(Op::Next),
+                1 => (1..step).prop_map(Op::Renew),
+                1 => (0..=max_slot, 0..step, 1..step).prop_map(|(slot, back, len)| Op::NewGrant { slot, back, len }),
+            ],
+            1..300,
+        )
+    }
+
+    proptest! {
+        /// Every id has the bound slot and an id-time inside the bound window, and is above
+        /// every id before it, across renewals and new grants (I2, I4).
+        #[test]
+        fn snowflake_ids_stay_inside(ops in ops(8000, 1023), slot in 0i64..1024) {
+            let mut now = N;
+            let mut window = Window::new(T0 - 5000, T0 + 4000);
+            let mut g = SnowflakeGrant::new(E, slot, window, 5000).unwrap();
+            let mut slot = slot;
+            let mut last = -1i64;
+            for op in ops {
+                match op {
+                    Op::Clock(d) => now += d,
+                    Op::Next(_) => if let Ok(GrantStep::Issued(id)) = g.next(now) {
+                        let p = snowflake::decode(id).unwrap();
+                        prop_assert_eq!(i64::from(p.worker), slot);
+                        prop_assert!(window.contains(p.ms_since_epoch as i64));
+                        prop_assert!(id > last);
+                        prop_assert_eq!(g.grant_last_id_time(), Some(p.ms_since_epoch as i64));
+                        last = id;
+                    },
+                    Op::Renew(d) => {
+                        window.hi += d;
+                        g.rebind(slot, window).unwrap();
+                    }
+                    Op::NewGrant { slot: s, back, len } => {
+                        let t = now - E;
+                        window = Window::new(t - back, t + len);
+                        slot = s;
+                        g.rebind(slot, window).unwrap();
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn xid_ids_stay_inside(ops in ops(8, 0xffffff), slot in 0i64..=0xffffff, pid: u16) {
+            let mut now = 1_700_000_000i64;
+            let mut window = Window::new(now - 5, now + 4);
+            let mut g = XidGrant::new(slot, window, 5).unwrap();
+            let mut slot = slot;
+            let mut last: Option<Xid> = None;
+            let mut counter = crate::xid::LocalCounter::starting_at(0xfffff0);
+            for op in ops {
+                match op {
+                    Op::Clock(d) => now += d,
+                    Op::Next(c) => {
+                        // Mostly consecutive counter values, sometimes a jump (a wrap).
+                        let c = if c % 7 == 0 { c } else { counter.take() };
+                        if let Ok(GrantStep::Issued(id)) = g.next(now, pid, c) {
+                            let [a, b, m] = id.machine();
+                            prop_assert_eq!(i64::from(u32::from_be_bytes([0, a, b, m])), slot);
+                            prop_assert!(window.contains(id.time().into()));
+                            prop_assert!(last.is_none_or(|l| id > l));
+                            prop_assert_eq!(g.grant_last_id_time(), Some(i64::from(id.time())));
+                            last = Some(id);
+                        }
+                    }
+                    Op::Renew(d) => {
+                        window.hi += d;
+                        g.rebind(slot, window).unwrap();
+                    }
+                    Op::NewGrant { slot: s, back, len } => {
+                        window = Window::new(now - back, now + len);
+                        slot = s;
+                        g.rebind(slot, window).unwrap();
+                    }
+                }
+            }
+        }
+    }
+
+    // ---- I3: a simulated registry and writers with their own clocks ----
+
+    /// A grant in the simulated registry, in id-time units.
+    #[derive(Clone, Debug)]
+    struct SimGrant {
+        writer: usize,
+        slot: i64,
+        lo: i64,
+        hi: i64,
+        released: bool,
+    }
+
+    /// The registry as the server keeps it: lo = max(server - backdate, the slot's last hi),
+    /// hi = server + lease; a renewal only while no one continued the slot; a release moves hi
+    /// back to just after the last id.
+    struct Registry {
+        slots: i64,
+        backdate: i64,
+        grants: Vec<SimGrant>,
+    }
+
+    impl Registry {
+        fn last_hi(&self, slot: i64) -> i64 {
+            self.grants
+                .iter()
+                .filter(|g| g.slot == slot)
+                .map(|g| g.hi)
+                .max()
+                .unwrap_or(i64::MIN)
+        }
+
+        fn acquire(
+            &mut self,
+            writer: usize,
+            server: i64,
+            lease: i64,
+            pick: usize,
+        ) -> Option<usize> {
+            let free: Vec<i64> = (0..self.slots)
+                .filter(|s| self.last_hi(*s) <= server)
+                .collect();
+            if free.is_empty() {
+                return None;
+            }
+            let slot = free[pick % free.len()];
+            let lo = (server - self.backdate).max(self.last_hi(slot));
+            self.grants.push(SimGrant {
+                writer,
+                slot,
+                lo,
+                hi: server + lease,
+                released: false,
+            });
+            Some(self.grants.len() - 1)
+        }
+
+        fn renew(&mut self, grant: usize, server: i64, lease: i64) -> Option<i64> {
+            let g = &self.grants[grant];
+            if g.released || self.last_hi(g.slot) != g.hi {
+                return None; // 55000 grant lost
+            }
+            let hi = g.hi.max(server + lease);
+            self.grants[grant].hi = hi;
+            Some(hi)
+        }
+
+        fn release(&mut self, grant: usize, last: Option<i64>) {
+            let g = &mut self.grants[grant];
+            let hi = match last {
+                Some(t) => (t + 1).clamp(g.lo, g.hi),
+                None => g.lo,
+            };
+            g.hi = g.hi.min(hi.max(g.lo));
+            g.released = true;
+        }
+
+        /// The grant that covers id-time `t` of `slot`, if any.
+        fn writer_of(&self, slot: i64, t: i64) -> Vec<usize> {
+            self.grants
+                .iter()
+                .filter(|g| g.slot == slot && g.lo <= t && t < g.hi)
+                .map(|g| g.writer)
+                .collect()
+        }
+    }
+
+    /// Either kind behind one face for the simulation: clocks in ms, ids as u128, id-time in
+    /// the kind's unit.
+    trait Sim: Sized {
+        /// id-time units per ms divisor: 1 (Snowflake) or 1000 (xid12).
+        const UNIT: i64;
+        fn start(slot: i64, window: Window) -> Self;
+        fn next(
+            &mut self,
+            clock_ms: i64,
+            pid: u16,
+            counter: u32,
+        ) -> Result<GrantStep<u128>, GrantError>;
+        fn rebind(&mut self, slot: i64, window: Window);
+        fn grant_last(&self) -> Option<i64>;
+        /// (slot, id-time) of an id.
+        fn parts(id: u128) -> (i64, i64);
+        /// Server id-time at server clock `ms`.
+        fn id_time(ms: i64) -> i64;
+    }
+
+    impl Sim for SnowflakeGrant {
+        const UNIT: i64 = 1;
+        fn start(slot: i64, window: Window) -> Self {
+            SnowflakeGrant::new(E, slot, window, DEFAULT_MAX_WAIT_MS).unwrap()
+        }
+        fn next(&mut self, clock_ms: i64, _: u16, _: u32) -> Result<GrantStep<u128>, GrantError> {
+            SnowflakeGrant::next(self, clock_ms).map(|s| match s {
+                GrantStep::Issued(id) => GrantStep::Issued(id as u128),
+                GrantStep::WaitUntil(t) => GrantStep::WaitUntil(t),
+                GrantStep::Renew => GrantStep::Renew,
+            })
+        }
+        fn rebind(&mut self, slot: i64, window: Window) {
+            SnowflakeGrant::rebind(self, slot, window).unwrap()
+        }
+        fn grant_last(&self) -> Option<i64> {
+            self.grant_last_id_time()
+        }
+        fn parts(id: u128) -> (i64, i64) {
+            let p = snowflake::decode(id as i64).unwrap();
+            (p.worker.into(), p.ms_since_epoch as i64)
+        }
+        fn id_time(ms: i64) -> i64 {
+            ms - E
+        }
+    }
+
+    impl Sim for XidGrant {
+        const UNIT: i64 = 1000;
+        fn start(slot: i64, window: Window) -> Self {
+            XidGrant::new(slot, window, DEFAULT_MAX_WAIT_S).unwrap()
+        }
+        fn next(
+            &mut self,
+            clock_ms: i64,
+            pid: u16,
+            counter: u32,
+        ) -> Result<GrantStep<u128>, GrantError> {
+            XidGrant::next(self, clock_ms.div_euclid(1000), pid, counter).map(|s| match s {
+                GrantStep::Issued(id) => {
+                    GrantStep::Issued(id.0.iter().fold(0u128, |n, b| n << 8 | u128::from(*b)))
+                }
+                GrantStep::WaitUntil(t) => GrantStep::WaitUntil(t),
+                GrantStep::Renew => GrantStep::Renew,
+            })
+        }
+        fn rebind(&mut self, slot: i64, window: Window) {
+            XidGrant::rebind(self, slot, window).unwrap()
+        }
+        fn grant_last(&self) -> Option<i64> {
+            self.grant_last_id_time()
+        }
+        fn parts(id: u128) -> (i64, i64) {
+            (((id >> 40) & 0xff_ffff) as i64, (id >> 64) as i64)
+        }
+        fn id_time(ms: i64) -> i64 {
+            ms.div_euclid(1000)
+        }
+    }
+
+    /// One event of the simulation.
+    #[derive(Clone, Debug)]
+    enum Event {
+        /// The server's clock (and every writer's) moves on by this many ms.
+        Tick(i64),
+        /// A writer's clock steps by this many ms (back or forward), within ± a lease of the
+        /// server's.
+        Step(usize, i64),
+        /// A writer reads its clock now and uses the reading at its next `Make` (a pause between
+        /// the reading and the id).
+        Read(usize),
+        /// A writer makes up to this many ids, renewing or acquiring when told to.
+        Make(usize, u8),
+        /// A background renewal; `true`: its reply is lost (the registry renewed, the writer
+        /// does not know).
+        Renew(usize, bool),
+        /// The writer releases its grant with its last id-time, then acquires a new one later.
+        Release(usize),
+        /// The writer's process dies (kill -9) and starts again: no release, a fresh generator.
+        Crash(usize),
+    }
+
+    struct Writer<G> {
+        offset: i64,
+        reading: Option<i64>,
+        generator: Option<G>,
+        grant: Option<usize>,
+        counter: u32,
+    }
+
+    fn events(writers: usize, lease_ms: i64) -> impl Strategy<Value = Vec<Event>> {
+        let w = 0..writers;
+        prop::collection::vec(
+            prop_oneof![
+                4 => (0..lease_ms / 2).prop_map(Event::Tick),
+                2 => (w.clone(), -lease_ms..lease_ms).prop_map(|(w, d)| Event::Step(w, d)),
+                1 => w.clone().prop_map(Event::Read),
+                8 => (w.clone(), 1u8..40).prop_map(|(w, n)| Event::Make(w, n)),
+                2 => (w.clone(), any::<bool>()).prop_map(|(w, lost)| Event::Renew(w, lost)),
+                1 => w.clone().prop_map(Event::Release),
+                1 => w.prop_map(Event::Crash),
+            ],
+            1..400,
+        )
+    }
+
+    /// Runs a schedule; fails on a duplicate id, an id its writer's grant does not cover, or
+    /// an id the registry attributes to another writer. Returns the number of ids made.
+    fn simulate<G: Sim>(
+        slots: i64,
+        lease_ms: i64,
+        offsets: &[i64],
+        events: &[Event],
+        seed: usize,
+    ) -> Result<usize, TestCaseError> {
+        let lease = lease_ms / G::UNIT;
+        let mut reg = Registry {
+            slots,
+            backdate: 5000 / G::UNIT,
+            grants: Vec::new(),
+        };
+        let mut server_ms = N;
+        let mut writers: Vec<Writer<G>> = offsets
+            .iter()
+            .map(|o| Writer {
+                offset: *o,
+                reading: None,
+                generator: None,
+                grant: None,
+                counter: 0,
+            })
+            .collect();
+        let mut ids: HashMap<u128, usize> = HashMap::new();
+        let mut pick = seed;
+        // Every writer has the same pid and counter start: ids differ only by slot and time.
+        let pid = 1u16;
+        for event in events {
+            pick = pick
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            match *event {
+                Event::Tick(ms) => server_ms += ms,
+                Event::Step(w, d) => {
+                    writers[w].offset = (writers[w].offset + d).clamp(-lease_ms, lease_ms);
+                }
+                Event::Read(w) => writers[w].reading = Some(server_ms + writers[w].offset),
+                Event::Renew(w, lost) => {
+                    if let Some(g) = writers[w].grant {
+                        match reg.renew(g, G::id_time(server_ms), lease) {
+                            Some(hi) if !lost => {
+                                let gr = &reg.grants[g];
+                                let window = Window::new(gr.lo, hi);
+                                let slot = gr.slot;
+                                if let Some(gen) = writers[w].generator.as_mut() {
+                                    gen.rebind(slot, window);
+                                }
+                            }
+                            Some(_) => {}
+                            None => writers[w].grant = None,
+                        }
+                    }
+                }
+                Event::Release(w) => {
+                    if let (Some(g), Some(gen)) = (writers[w].grant, writers[w].generator.as_ref())
+                    {
+                        reg.release(g, gen.grant_last());
+                        writers[w].grant = None;
+                    }
+                }
+                Event::Crash(w) => {
+                    writers[w].generator = None;
+                    writers[w].grant = None;
+                    writers[w].counter = 0;
+                }
+                Event::Make(w, count) => {
+                    let clock = writers[w]
+                        .reading
+                        .take()
+                        .unwrap_or(server_ms + writers[w].offset);
+                    let mut renewals = 0;
+                    let mut made = 0;
+                    while made < count && renewals < 3 {
+                        let writer = &mut writers[w];
+                        if writer.grant.is_none() {
+                            let Some(g) = reg.acquire(w, G::id_time(server_ms), lease, pick) else {
+                                break;
+                            };
+                            let gr = &reg.grants[g];
+                            let window = Window::new(gr.lo, gr.hi);
+                            match writer.generator.as_mut() {
+                                Some(gen) => gen.rebind(gr.slot, window),
+                                None => writer.generator = Some(G::start(gr.slot, window)),
+                            }
+                            writer.grant = Some(g);
+                        }
+                        let gen = writer.generator.as_mut().unwrap();
+                        let counter = writer.counter;
+                        match gen.next(clock, pid, counter) {
+                            Ok(GrantStep::Issued(id)) => {
+                                writer.counter = (counter + 1) & 0xff_ffff;
+                                made += 1;
+                                let (slot, t) = G::parts(id);
+                                let gr = &reg.grants[writer.grant.unwrap()];
+                                prop_assert_eq!(slot, gr.slot);
+                                prop_assert!(
+                                    gr.lo <= t && t < gr.hi,
+                                    "id-time {} outside [{}, {})",
+                                    t,
+                                    gr.lo,
+                                    gr.hi
+                                );
+                                if let Some(other) = ids.insert(id, w) {
+                                    return Err(TestCaseError::fail(format!(
+                                        "duplicate id {id:#x}: writers {other} and {w}"
+                                    )));
+                                }
+                            }
+                            Ok(GrantStep::WaitUntil(_)) | Err(_) => break,
+                            Ok(GrantStep::Renew) => {
+                                renewals += 1;
+                                let g = writer.grant.unwrap();
+                                match reg.renew(g, G::id_time(server_ms), lease) {
+                                    Some(hi) => {
+                                        let gr = &reg.grants[g];
+                                        gen.rebind(gr.slot, Window::new(gr.lo, hi));
+                                    }
+                                    None => writer.grant = None,
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Provenance after every release: each id is covered by exactly one grant, its
+        // writer's.
+        for (id, w) in &ids {
+            let (slot, t) = G::parts(*id);
+            prop_assert_eq!(reg.writer_of(slot, t), vec![*w]);
+        }
+        // The registry's own invariant: the windows of one slot are disjoint.
+        let mut seen: HashSet<(i64, i64)> = HashSet::new();
+        for g in &reg.grants {
+            for t in g.lo..g.hi.min(g.lo + 2000) {
+                prop_assert!(seen.insert((g.slot, t)));
+            }
+        }
+        Ok(ids.len())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// I3: no duplicate across writers with their own clocks (offsets up to ± a lease,
+        /// steps back and forth, pauses between reading the clock and making the id, lost
+        /// renewal replies, releases, crashes), with few slots so they are reused.
+        #[test]
+        fn snowflake_writers_never_collide(
+            slots in 1i64..4,
+            lease in 500i64..8000,
+            offsets in prop::collection::vec(-8000i64..8000, 2..6),
+            events in events(6, 8000),
+            seed: usize,
+        ) {
+            let offsets: Vec<i64> = offsets.iter().map(|o| (*o).clamp(-lease, lease)).collect();
+            let events: Vec<Event> = events.into_iter().filter(|e| writer(e) < offsets.len()).collect();
+            simulate::<SnowflakeGrant>(slots, lease, &offsets, &events, seed)?;
+        }
+
+        #[test]
+        fn xid_writers_never_collide(
+            slots in 1i64..4,
+            lease_s in 1i64..20,
+            offsets in prop::collection::vec(-20_000i64..20_000, 2..6),
+            events in events(6, 20_000),
+            seed: usize,
+        ) {
+            let lease = lease_s * 1000;
+            let offsets: Vec<i64> = offsets.iter().map(|o| (*o).clamp(-lease, lease)).collect();
+            let events: Vec<Event> = events.into_iter().filter(|e| writer(e) < offsets.len()).collect();
+            simulate::<XidGrant>(slots, lease, &offsets, &events, seed)?;
+        }
+    }
+
+    fn writer(e: &Event) -> usize {
+        match *e {
+            Event::Tick(_) => 0,
+            Event::Step(w, _)
+            | Event::Read(w)
+            | Event::Make(w, _)
+            | Event::Renew(w, _)
+            | Event::Release(w)
+            | Event::Crash(w) => w,
+        }
+    }
+
+    /// The simulation makes ids at all (a model that refuses everything proves nothing).
+    #[test]
+    fn simulation_makes_ids() {
+        let offsets = [0, 300, -300];
+        let mut events = Vec::new();
+        for i in 0..200 {
+            events.push(Event::Make(i % 3, 20));
+            events.push(Event::Tick(400));
+            if i % 17 == 0 {
+                events.push(Event::Release(i % 3));
+            }
+        }
+        let made = simulate::<SnowflakeGrant>(2, 2000, &offsets, &events, 7).unwrap();
+        assert!(made > 2000, "{made}");
+        let made = simulate::<XidGrant>(2, 5000, &offsets, &events, 7).unwrap();
+        assert!(made > 1000, "{made}");
+    }
+}

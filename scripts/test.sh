@@ -80,7 +80,7 @@ preloaded_tests() {
         case $ONLY in setup) echo setup ;; no_preload) ;; *) echo setup "$ONLY" ;; esac
         return 0
     fi
-    echo setup xid12_io xid12_casts xid12_index xid12_generate snowflake rapkey search_path encodings permissions quoting
+    echo setup xid12_io xid12_casts xid12_index xid12_generate snowflake rapkey search_path encodings permissions quoting registry
     echo scale_out
     [ "$PG_MAJOR" -ge 16 ] && echo soft_errors
     [ "$PG_MAJOR" -ge 17 ] && echo on_error

@@ -34,6 +34,11 @@ extension_sql_file!("../sql/xid12.sql", name = "xid12");
 extension_sql_file!("../sql/snowflake.sql", name = "snowflake");
 extension_sql_file!("../sql/rapkey.sql", name = "rapkey");
 extension_sql_file!("../sql/backfill.sql", name = "backfill");
+extension_sql_file!(
+    "../sql/registry.sql",
+    name = "registry",
+    requires = ["xid12", "snowflake"]
+);
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {

@@ -136,7 +136,7 @@ BEGIN;
 SELECT rapkey_next('ord.cn.sh.202407');
 ROLLBACK;
 SELECT rapkey_next('ord.cn.sh.202407') AS after_rollback_no_gap;
-SELECT extconfig::regclass[] FROM pg_extension WHERE extname = 'pg_idgen';
+SELECT array_agg(c::regclass ORDER BY c::regclass::text) AS extconfig FROM pg_extension, unnest(extconfig) c WHERE extname = 'pg_idgen';
 
 -- Labels.
 SELECT p.oid::regprocedure AS function, p.provolatile, p.proisstrict, p.proparallel

@@ -139,6 +139,16 @@ SELECT count(x) AS filled, count(*) FILTER (WHERE xid12_time(x) = made) AS in_ti
 SELECT (SELECT count(x) FROM pg_temp.scratch) AS temp_filled, (SELECT count(x) FROM hostile.scratch) AS hostile_filled;
 DELETE FROM idgen_backfill_progress WHERE relation IN ('keyed'::regclass, 'pg_temp.scratch'::regclass);
 DROP TABLE keyed, pg_temp.scratch;
+-- The writer registry, with the hostile integer and text operators first: no warning.
+SET search_path = hostile, pg_catalog, public;
+SELECT a.kind, r.hi >= a.hi AS renewed, l.hi = l.lo AS released
+FROM idgen_acquire('xid12', 'hostile-test', '1 minute') a,
+     LATERAL idgen_renew(a.grant_id, a.token) r, LATERAL idgen_release(a.grant_id, a.token, '-infinity') l;
+SELECT idgen_reserve('snowflake', 1001, 'hostile-test') > 0 AS reserved;
+SELECT writer FROM idgen_writer_of((1::bigint << 22) | (1001 << 12));
+CREATE TEMP TABLE hostile_ids AS SELECT 5::bigint AS id UNION ALL SELECT (2::bigint << 22) | (1001 << 12);
+SELECT id, reason FROM idgen_verify('hostile_ids', 'id');
+RESET search_path;
 -- Every such function of the extension is covered above: the list is checked here.
 SELECT p.proname, l.lanname
 FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang

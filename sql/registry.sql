@@ -1,0 +1,505 @@
+-- Writers: identities handed out by the database (SPEC §8; README "Writers and their identities").
+--
+-- A grant gives one writer a slot (a Snowflake worker id 0-1023, or an xid12 machine id
+-- 0-16777215) for a window [lo, hi) of id-time: the time its ids carry (Snowflake: milliseconds
+-- since the epoch; xid12: unix seconds). Windows of one slot never overlap: the exclusion
+-- constraint of idgen_registry_grant guarantees it whatever the code or a race does. A writer
+-- makes ids only inside its window, so no two writers can make the same id, whatever their
+-- clocks do. A reservation takes a slot for good (hi is the end of the slot's id-time), for a
+-- writer that assigns its own ids, and for the server's own pg_idgen.worker_id and machine id.
+--
+-- The registry keeps id-time as bigint; (kind, slot, id-time) packs into one bigint, so that a
+-- window is an int8range and range GiST (in core, no btree_gist) enforces disjointness:
+--   snowflake: 1 << 60 + slot << 41 + ms      xid12: slot << 32 + s
+-- (a sum, not a bitwise or: the end of a reservation, 2^41 or 2^32, is the next slot's start).
+--
+-- Every function runs as its caller (no SECURITY DEFINER): a writer role needs the GRANTs the
+-- README lists. Tokens are kept as their SHA-256, so reading the tables does not reveal them.
+
+CREATE FUNCTION idgen_registry_pack(kind text, slot integer, t bigint) RETURNS bigint
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN CASE kind WHEN 'snowflake' THEN (1::int8 << 60) + (slot::int8 << 41) + t
+                     ELSE (slot::int8 << 32) + t END;
+COMMENT ON FUNCTION idgen_registry_pack(text, integer, bigint) IS 'internal: a slot and an id-time packed into one bigint (the registry''s exclusion constraint)';
+
+-- The end of a kind's id-time: one past the largest value its ids can carry.
+CREATE FUNCTION idgen_registry_time_end(kind text) RETURNS bigint
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN CASE kind WHEN 'snowflake' THEN 1::int8 << 41 ELSE 1::int8 << 32 END;
+COMMENT ON FUNCTION idgen_registry_time_end(text) IS 'internal: one past the largest id-time of a kind (41-bit ms, 32-bit s)';
+
+CREATE SEQUENCE idgen_registry_grant_id_seq;
+SELECT pg_catalog.pg_extension_config_dump('idgen_registry_grant_id_seq', '');
+
+CREATE TABLE idgen_registry_grant (
+    grant_id bigint PRIMARY KEY DEFAULT nextval('idgen_registry_grant_id_seq'),
+    kind text NOT NULL CHECK (kind IN ('snowflake', 'xid12')),
+    slot integer NOT NULL CHECK (slot >= 0 AND slot < CASE kind WHEN 'snowflake' THEN 1024 ELSE 16777216 END),
+    pool text NOT NULL,
+    writer text NOT NULL,
+    reserved boolean NOT NULL,
+    token_sha256 bytea CHECK ((token_sha256 IS NULL) = reserved),
+    lo bigint NOT NULL CHECK (lo >= 0),
+    hi bigint NOT NULL,
+    lease interval,
+    epoch_ms bigint,
+    granted_at timestamptz NOT NULL,
+    renewed_at timestamptz,
+    released_at timestamptz,
+    span int8range NOT NULL GENERATED ALWAYS AS
+        (int8range(idgen_registry_pack(kind, slot, lo), idgen_registry_pack(kind, slot, hi))) STORED,
+    CHECK (lo <= hi AND hi <= idgen_registry_time_end(kind)),
+    CONSTRAINT idgen_registry_windows_disjoint EXCLUDE USING gist (span WITH &&)
+);
+ALTER SEQUENCE idgen_registry_grant_id_seq OWNED BY idgen_registry_grant.grant_id;
+CREATE INDEX ON idgen_registry_grant (writer);
+COMMENT ON TABLE idgen_registry_grant IS 'every grant and reservation of a slot for a window of id-time; windows of one slot never overlap';
+SELECT pg_catalog.pg_extension_config_dump('idgen_registry_grant', '');
+
+-- One row per slot that was ever granted or reserved: where its next window may start. The
+-- row lock serializes the acquires, renewals and releases of one slot.
+CREATE TABLE idgen_registry_slot (
+    kind text NOT NULL CHECK (kind IN ('snowflake', 'xid12')),
+    slot integer NOT NULL,
+    next_free bigint NOT NULL,
+    PRIMARY KEY (kind, slot)
+);
+COMMENT ON TABLE idgen_registry_slot IS 'per slot: the id-time where its next window may start (the end of its last window)';
+SELECT pg_catalog.pg_extension_config_dump('idgen_registry_slot', '');
+
+-- Id-time of a moment (rounded down) and the moment of an id-time, for a kind.
+CREATE FUNCTION idgen_registry_id_time(kind text, epoch_ms bigint, at timestamptz) RETURNS bigint
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN CASE kind WHEN 'snowflake' THEN floor(extract(epoch FROM at) * 1000)::int8 - epoch_ms
+                     ELSE floor(extract(epoch FROM at))::int8 END;
+CREATE FUNCTION idgen_registry_moment(kind text, epoch_ms bigint, t bigint) RETURNS timestamptz
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN CASE kind WHEN 'snowflake' THEN 'epoch'::timestamptz + (t + epoch_ms) * interval '1 millisecond'
+                     ELSE 'epoch'::timestamptz + t * interval '1 second' END;
+COMMENT ON FUNCTION idgen_registry_id_time(text, bigint, timestamptz) IS 'internal: the id-time of a moment';
+COMMENT ON FUNCTION idgen_registry_moment(text, bigint, bigint) IS 'internal: the moment of an id-time';
+
+-- Every grant and reservation, live or ended, in timestamps. A reservation's hi is infinity.
+CREATE VIEW idgen_grants AS
+SELECT g.grant_id, g.writer, g.kind, g.pool, g.slot,
+       idgen_registry_moment(g.kind, g.epoch_ms, g.lo) AS lo,
+       CASE WHEN g.reserved THEN 'infinity'::timestamptz
+            ELSE idgen_registry_moment(g.kind, g.epoch_ms, g.hi) END AS hi,
+       g.granted_at, g.renewed_at, g.released_at, g.reserved, g.epoch_ms, g.lease
+FROM idgen_registry_grant g;
+COMMENT ON VIEW idgen_grants IS 'every writer grant and reservation, live or ended';
+
+-- What acquire, renew and release return: the grant as a writer needs it.
+CREATE TYPE idgen_grant AS (
+    grant_id bigint, token bigint, kind text, slot integer,
+    lo timestamptz, hi timestamptz, epoch_ms bigint, server_time timestamptz
+);
+
+CREATE FUNCTION idgen_registry_row(g idgen_registry_grant, token bigint, server_time timestamptz)
+    RETURNS idgen_grant
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN ROW(g.grant_id, token, g.kind, g.slot,
+               @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.lo),
+               @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.hi),
+               g.epoch_ms, server_time)::@extschema@.idgen_grant;
+COMMENT ON FUNCTION idgen_registry_row(idgen_registry_grant, bigint, timestamptz) IS 'internal: a grant as acquire, renew and release return it';
+
+-- The server's own ids for a kind: its pg_idgen.worker_id (-1, unset: none) or its effective
+-- xid12 machine id. Calling xid12_current_machine() first loads the library, which defines the
+-- settings.
+CREATE FUNCTION idgen_registry_own_slot(kind text) RETURNS integer
+    LANGUAGE sql VOLATILE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT CASE kind
+                WHEN 'snowflake' THEN nullif(coalesce(current_setting('pg_idgen.worker_id', true), '-1')::int, -1)
+                ELSE (get_byte(m, 0) << 16) | (get_byte(m, 1) << 8) | get_byte(m, 2) END
+            FROM (SELECT @extschema@.xid12_current_machine() AS m) s);
+COMMENT ON FUNCTION idgen_registry_own_slot(text) IS 'internal: the server''s own worker id or machine id';
+
+-- Reserves SLOT of KIND for WRITER from the end of its last window on (from 0 when it never had
+-- one) to the end of its id-time. With takeover, a slot held by a live grant is reserved after
+-- that grant's window with a WARNING (the server's own slot, which it already uses);
+-- otherwise that is an error.
+CREATE FUNCTION idgen_registry_reserve(kind text, slot integer, writer text, takeover boolean)
+    RETURNS bigint
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    now_t bigint;
+    next_free bigint;
+    holder record;
+    id bigint;
+    epoch bigint;
+BEGIN
+    IF kind IS NULL OR kind NOT IN ('snowflake', 'xid12') THEN
+        RAISE EXCEPTION 'invalid writer kind: %', coalesce(quote_literal(kind), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'The kinds are ''snowflake'' and ''xid12''.';
+    END IF;
+    IF slot IS NULL OR slot < 0 OR slot >= (CASE kind WHEN 'snowflake' THEN 1024 ELSE 16777216 END) THEN
+        RAISE EXCEPTION '% slot % is out of range', kind, coalesce(slot::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = CASE kind WHEN 'snowflake' THEN 'Snowflake worker ids are 0 .. 1023.'
+                                     ELSE 'xid12 machine ids are 0 .. 16777215.' END;
+    END IF;
+    IF writer IS NULL OR writer = '' THEN
+        RAISE EXCEPTION 'a writer needs a name' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    epoch := CASE kind WHEN 'snowflake' THEN
+        coalesce(nullif(current_setting('pg_idgen.snowflake_epoch', true), ''), '1288834974657')::bigint END;
+    now_t := @extschema@.idgen_registry_id_time(kind, epoch, clock_timestamp());
+
+    INSERT INTO @extschema@.idgen_registry_slot AS s (kind, slot, next_free) VALUES ($1, $2, 0)
+        ON CONFLICT DO NOTHING;
+    SELECT s.next_free INTO next_free FROM @extschema@.idgen_registry_slot s
+        WHERE s.kind = $1 AND s.slot = $2 FOR UPDATE;
+    -- The grant or reservation whose window ends where the slot's next one may start.
+    SELECT g.grant_id, g.writer INTO holder FROM @extschema@.idgen_registry_grant g
+        WHERE g.kind = $1 AND g.slot = $2 AND g.hi = next_free ORDER BY g.grant_id DESC LIMIT 1;
+    IF next_free = @extschema@.idgen_registry_time_end(kind) THEN
+        IF holder.writer = $3 THEN
+            RETURN holder.grant_id;
+        END IF;
+        RAISE EXCEPTION '% slot % is already reserved by writer %', kind, slot, quote_literal(holder.writer)
+            USING ERRCODE = 'duplicate_object', DETAIL = format('Reservation %s.', holder.grant_id);
+    END IF;
+    IF next_free > now_t THEN
+        IF NOT takeover THEN
+            RAISE EXCEPTION '% slot % is granted to writer % until %', kind, slot, quote_literal(holder.writer),
+                    @extschema@.idgen_registry_moment(kind, epoch, next_free)
+                USING ERRCODE = 'object_in_use',
+                      HINT = 'Reserve another slot, or this one once that grant has ended.';
+        END IF;
+        RAISE WARNING '% slot % is granted to writer % until %; it is reserved for % from then on',
+                kind, slot, quote_literal(holder.writer), @extschema@.idgen_registry_moment(kind, epoch, next_free),
+                quote_literal(writer)
+            USING DETAIL = 'Ids that both make before then may be equal.';
+    END IF;
+    INSERT INTO @extschema@.idgen_registry_grant AS g
+            (kind, slot, pool, writer, reserved, lo, hi, epoch_ms, granted_at)
+        VALUES ($1, $2, 'reserved', $3, true, next_free, @extschema@.idgen_registry_time_end(kind), epoch,
+                clock_timestamp())
+        RETURNING g.grant_id INTO id;
+    UPDATE @extschema@.idgen_registry_slot s SET next_free = @extschema@.idgen_registry_time_end($1)
+        WHERE s.kind = $1 AND s.slot = $2;
+    RETURN id;
+END
+$$;
+COMMENT ON FUNCTION idgen_registry_reserve(text, integer, text, boolean) IS 'internal: reserves a slot (idgen_reserve, and the server''s own slots)';
+
+CREATE FUNCTION idgen_reserve(kind text, slot integer, writer text) RETURNS bigint
+    LANGUAGE sql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN @extschema@.idgen_registry_reserve(kind, slot, writer, false);
+COMMENT ON FUNCTION idgen_reserve(text, integer, text) IS 'takes a Snowflake worker id or xid12 machine id for good, for a writer that assigns its own ids; returns the reservation''s grant_id';
+
+-- Grants a free slot of KIND to WRITER for LEASE.
+CREATE FUNCTION idgen_acquire(kind text, writer text, lease interval DEFAULT '10 minutes', pool text DEFAULT 'app')
+    RETURNS SETOF idgen_grant
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 1
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    server_time CONSTANT timestamptz := clock_timestamp();
+    -- A writer whose clock is up to 5 s behind the server's can start at once: its window
+    -- starts up to 5 s back, never before the end of the slot's last window.
+    backdate CONSTANT interval := '5 seconds';
+    own integer;
+    epoch bigint;
+    now_t bigint;
+    lease_t bigint;
+    end_t bigint;
+    candidate integer;
+    next_free bigint;
+    lo bigint;
+    token bigint;
+    g @extschema@.idgen_registry_grant;
+    tries integer := 0;
+    held record;
+BEGIN
+    IF kind IS NULL OR kind NOT IN ('snowflake', 'xid12') THEN
+        RAISE EXCEPTION 'invalid writer kind: %', coalesce(quote_literal(kind), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'The kinds are ''snowflake'' and ''xid12''.';
+    END IF;
+    IF lease IS NULL OR lease < interval '1 second' OR lease > interval '366 days' THEN
+        RAISE EXCEPTION 'invalid lease: %', coalesce(lease::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'A lease is at least 1 second and at most 366 days.';
+    END IF;
+    IF pool IS NULL OR pool = '' OR pool = 'reserved' THEN
+        RAISE EXCEPTION 'invalid pool: %', coalesce(quote_literal(pool), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- The server's own slot is reserved before anything is granted.
+    own := @extschema@.idgen_registry_own_slot(kind);
+    IF own IS NOT NULL AND NOT EXISTS (SELECT FROM @extschema@.idgen_registry_slot s
+            WHERE s.kind = $1 AND s.slot = own AND s.next_free = @extschema@.idgen_registry_time_end($1)) THEN
+        PERFORM @extschema@.idgen_registry_reserve(kind, own,
+            CASE kind WHEN 'snowflake' THEN 'this server (pg_idgen.worker_id)'
+                      ELSE 'this server (its xid12 machine id)' END, true);
+    END IF;
+    IF writer IS NULL OR writer = '' THEN
+        RAISE EXCEPTION 'a writer needs a name' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    epoch := CASE kind WHEN 'snowflake' THEN
+        coalesce(nullif(current_setting('pg_idgen.snowflake_epoch', true), ''), '1288834974657')::bigint END;
+    now_t := @extschema@.idgen_registry_id_time(kind, epoch, server_time);
+    end_t := @extschema@.idgen_registry_id_time(kind, epoch, server_time + lease);
+    IF end_t >= @extschema@.idgen_registry_time_end(kind) THEN
+        RAISE EXCEPTION 'a % window ending at % is beyond the last id-time of its ids', kind, server_time + lease
+            USING ERRCODE = 'datetime_field_overflow';
+    END IF;
+
+    -- Candidates: free slots whose last window ended at least 5 s ago first, then the others
+    -- that are free now, in random order (concurrent acquires rarely want the same slot).
+    -- xid12: slots the registry used before, then new random ones (README: the registry
+    -- reuses its own machine ids, so it touches as few as it can of the 2^24 that an
+    -- unregistered writer's md5(host name) might give).
+    LOOP
+        tries := tries + 1;
+        candidate := NULL;
+        IF kind = 'snowflake' THEN
+            SELECT c.slot INTO candidate
+            FROM generate_series(0, 1023) c(slot)
+            LEFT JOIN @extschema@.idgen_registry_slot s ON s.kind = 'snowflake' AND s.slot = c.slot
+            WHERE coalesce(s.next_free, 0) <= now_t
+            ORDER BY coalesce(s.next_free, 0) <= now_t - 5000 DESC, random()
+            LIMIT 1;
+        ELSIF tries <= 20 THEN
+            SELECT s.slot INTO candidate FROM @extschema@.idgen_registry_slot s
+            WHERE s.kind = 'xid12' AND s.next_free <= now_t
+            ORDER BY s.next_free <= now_t - 5 DESC, random() LIMIT 1;
+        END IF;
+        IF tries > 2000 THEN
+            RAISE EXCEPTION 'no free % slot found after % tries', kind, tries - 1
+                USING ERRCODE = 'lock_not_available', HINT = 'Try again.';
+        END IF;
+        IF candidate IS NULL AND kind = 'xid12' AND tries <= 200 THEN
+            candidate := floor(random() * 16777216)::integer;
+        END IF;
+        IF candidate IS NULL THEN
+            SELECT count(*) AS n, count(*) FILTER (WHERE s.next_free = @extschema@.idgen_registry_time_end($1)) AS reserved,
+                   min(s.next_free) FILTER (WHERE s.next_free < @extschema@.idgen_registry_time_end($1)) AS first_free
+              INTO held
+              FROM @extschema@.idgen_registry_slot s WHERE s.kind = $1 AND s.next_free > now_t;
+            RAISE EXCEPTION 'every % slot is held', kind
+                USING ERRCODE = 'configuration_limit_exceeded',
+                      DETAIL = format('%s of %s slots are held: %s by grants, %s reserved.%s', held.n,
+                          CASE kind WHEN 'snowflake' THEN 1024 ELSE 16777216 END, held.n - held.reserved, held.reserved,
+                          CASE WHEN held.first_free IS NOT NULL THEN format(' The first grant ends at %s.',
+                              @extschema@.idgen_registry_moment(kind, epoch, held.first_free)) ELSE '' END),
+                      HINT = 'Release grants that are not in use, wait for one to end, or use xid12 ids (16,777,216 machine ids).';
+        END IF;
+        IF candidate = own THEN
+            CONTINUE;
+        END IF;
+
+        -- Take the slot's row lock. A slot nobody had has no row yet: insert it. A concurrent
+        -- acquire that locked or inserted it first makes this one wait; if it took the slot,
+        -- next_free is then in the future and this one tries another.
+        next_free := NULL;
+        SELECT s.next_free INTO next_free FROM @extschema@.idgen_registry_slot s
+            WHERE s.kind = $1 AND s.slot = candidate FOR UPDATE;
+        IF NOT FOUND THEN
+            INSERT INTO @extschema@.idgen_registry_slot AS s (kind, slot, next_free) VALUES ($1, candidate, 0)
+                ON CONFLICT DO NOTHING RETURNING s.next_free INTO next_free;
+        END IF;
+        CONTINUE WHEN next_free IS NULL OR next_free > now_t;
+
+        lo := greatest(@extschema@.idgen_registry_id_time(kind, epoch, server_time - backdate), next_free, 0);
+        token := ('x' || encode(substr(uuid_send(gen_random_uuid()), 1, 4) || substr(uuid_send(gen_random_uuid()), 1, 4), 'hex'))::bit(64)::bigint;
+        INSERT INTO @extschema@.idgen_registry_grant AS r
+                (kind, slot, pool, writer, reserved, token_sha256, lo, hi, lease, epoch_ms, granted_at)
+            VALUES ($1, candidate, $4, $2, false, sha256(int8send(token)), lo, end_t, lease, epoch, server_time)
+            RETURNING r.* INTO g;
+        UPDATE @extschema@.idgen_registry_slot s SET next_free = end_t WHERE s.kind = $1 AND s.slot = candidate;
+        RETURN NEXT @extschema@.idgen_registry_row(g, token, server_time);
+        RETURN;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION idgen_acquire(text, text, interval, text) IS 'grants a free Snowflake worker id or xid12 machine id to a writer for a window of id-time';
+
+-- The grant GRANT_ID, locked, after its token is checked.
+CREATE FUNCTION idgen_registry_holder(grant_id bigint, token bigint) RETURNS idgen_registry_grant
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    g @extschema@.idgen_registry_grant;
+BEGIN
+    SELECT * INTO g FROM @extschema@.idgen_registry_grant r WHERE r.grant_id = $1 FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'grant % does not exist', coalesce($1::text, 'NULL') USING ERRCODE = 'undefined_object';
+    END IF;
+    IF g.reserved THEN
+        RAISE EXCEPTION 'grant % is a reservation, which has no token', $1
+            USING ERRCODE = 'insufficient_privilege', HINT = 'A reservation is for good: it is not renewed or released.';
+    END IF;
+    IF token IS NULL OR g.token_sha256 <> sha256(int8send(token)) THEN
+        RAISE EXCEPTION 'wrong token for grant %', $1 USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN g;
+END
+$$;
+COMMENT ON FUNCTION idgen_registry_holder(bigint, bigint) IS 'internal: a grant, locked, once its token is checked';
+
+CREATE FUNCTION idgen_renew(grant_id bigint, token bigint, lease interval DEFAULT NULL)
+    RETURNS SETOF idgen_grant
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 1
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    server_time CONSTANT timestamptz := clock_timestamp();
+    g @extschema@.idgen_registry_grant := @extschema@.idgen_registry_holder(grant_id, token);
+    next_free bigint;
+    new_hi bigint;
+BEGIN
+    lease := coalesce(lease, g.lease);
+    IF lease < interval '1 second' OR lease > interval '366 days' THEN
+        RAISE EXCEPTION 'invalid lease: %', lease
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'A lease is at least 1 second and at most 366 days.';
+    END IF;
+    IF g.released_at IS NOT NULL THEN
+        RAISE EXCEPTION 'grant lost: grant % was released at %', g.grant_id, g.released_at
+            USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Acquire a new grant.';
+    END IF;
+    SELECT s.next_free INTO next_free FROM @extschema@.idgen_registry_slot s
+        WHERE s.kind = g.kind AND s.slot = g.slot FOR UPDATE;
+    IF next_free <> g.hi THEN
+        RAISE EXCEPTION 'grant lost: % slot %''s id-time from % went to another writer', g.kind, g.slot,
+                @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.hi)
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('Grant %s ended at %s.', g.grant_id, @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.hi)),
+                  HINT = 'Acquire a new grant; make no id after the old window.';
+    END IF;
+    new_hi := greatest(g.hi, @extschema@.idgen_registry_id_time(g.kind, g.epoch_ms, server_time + lease));
+    IF new_hi >= @extschema@.idgen_registry_time_end(g.kind) THEN
+        RAISE EXCEPTION 'a % window ending at % is beyond the last id-time of its ids', g.kind, server_time + lease
+            USING ERRCODE = 'datetime_field_overflow';
+    END IF;
+    UPDATE @extschema@.idgen_registry_grant r SET hi = new_hi, renewed_at = server_time
+        WHERE r.grant_id = g.grant_id RETURNING r.* INTO g;
+    UPDATE @extschema@.idgen_registry_slot s SET next_free = new_hi WHERE s.kind = g.kind AND s.slot = g.slot;
+    RETURN NEXT @extschema@.idgen_registry_row(g, token, server_time);
+END
+$$;
+COMMENT ON FUNCTION idgen_renew(bigint, bigint, interval) IS 'moves a grant''s window end on; grant lost (55000) when its slot went on to another writer';
+
+CREATE FUNCTION idgen_release(grant_id bigint, token bigint, last_id_time timestamptz DEFAULT NULL)
+    RETURNS SETOF idgen_grant
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 1
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    server_time CONSTANT timestamptz := clock_timestamp();
+    g @extschema@.idgen_registry_grant := @extschema@.idgen_registry_holder(grant_id, token);
+    new_hi bigint := g.hi;
+BEGIN
+    IF g.released_at IS NULL THEN
+        -- The window shrinks to just after the last id made: the rest of it is free at once.
+        -- NULL (not known) keeps it; -infinity (no id made) empties it.
+        IF last_id_time = '-infinity' THEN
+            new_hi := g.lo;
+        ELSIF last_id_time IS NOT NULL AND last_id_time < 'infinity' THEN
+            new_hi := least(g.hi, greatest(g.lo,
+                @extschema@.idgen_registry_id_time(g.kind, g.epoch_ms, last_id_time) + 1));
+        END IF;
+        PERFORM FROM @extschema@.idgen_registry_slot s WHERE s.kind = g.kind AND s.slot = g.slot FOR UPDATE;
+        UPDATE @extschema@.idgen_registry_slot s SET next_free = new_hi
+            WHERE s.kind = g.kind AND s.slot = g.slot AND s.next_free = g.hi;
+        UPDATE @extschema@.idgen_registry_grant r SET hi = new_hi, released_at = server_time
+            WHERE r.grant_id = g.grant_id RETURNING r.* INTO g;
+    END IF;
+    RETURN NEXT @extschema@.idgen_registry_row(g, token, server_time);
+END
+$$;
+COMMENT ON FUNCTION idgen_release(bigint, bigint, timestamptz) IS 'ends a grant; its window shrinks to just after last_id_time (NULL: unknown, kept; -infinity: no id made)';
+
+-- Provenance -----------------------------------------------------------------------------------
+-- An id's point in the registry's packed space: its slot and id-time. NULL for a negative bigint.
+CREATE FUNCTION idgen_registry_point(id bigint) RETURNS bigint
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN CASE WHEN id >= 0 THEN @extschema@.idgen_registry_pack('snowflake', ((id >> 12) & 1023)::int, id >> 22) END;
+CREATE FUNCTION idgen_registry_point(id xid12) RETURNS bigint
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT @extschema@.idgen_registry_pack('xid12',
+                (get_byte(b, 4) << 16) | (get_byte(b, 5) << 8) | get_byte(b, 6),
+                (get_byte(b, 0)::int8 << 24) | (get_byte(b, 1) << 16) | (get_byte(b, 2) << 8) | get_byte(b, 3))
+            FROM (SELECT id::bytea AS b) s);
+COMMENT ON FUNCTION idgen_registry_point(bigint) IS 'internal: a Snowflake id''s worker and id-time, packed';
+COMMENT ON FUNCTION idgen_registry_point(xid12) IS 'internal: an xid12''s machine id and id-time, packed';
+
+CREATE FUNCTION idgen_writer_of(id bigint)
+    RETURNS TABLE (writer text, grant_id bigint, kind text, pool text, slot integer, lo timestamptz, hi timestamptz)
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC
+        SELECT g.writer, g.grant_id, g.kind, g.pool, g.slot, g.lo, g.hi
+        FROM @extschema@.idgen_grants g JOIN @extschema@.idgen_registry_grant r USING (grant_id)
+        WHERE r.span @> @extschema@.idgen_registry_point(id);
+    END;
+CREATE FUNCTION idgen_writer_of(id xid12)
+    RETURNS TABLE (writer text, grant_id bigint, kind text, pool text, slot integer, lo timestamptz, hi timestamptz)
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC
+        SELECT g.writer, g.grant_id, g.kind, g.pool, g.slot, g.lo, g.hi
+        FROM @extschema@.idgen_grants g JOIN @extschema@.idgen_registry_grant r USING (grant_id)
+        WHERE r.span @> @extschema@.idgen_registry_point(id);
+    END;
+COMMENT ON FUNCTION idgen_writer_of(bigint) IS 'the writer whose grant or reservation covers this Snowflake id; no row when none does';
+COMMENT ON FUNCTION idgen_writer_of(xid12) IS 'the writer whose grant or reservation covers this xid12; no row when none does';
+
+-- The ids of a bigint (Snowflake) or xid12 column that no grant or reservation covers, with why:
+-- before ids from elsewhere meet a unique index, this finds those nobody was given.
+CREATE FUNCTION idgen_verify(relation regclass, id_column name)
+    RETURNS TABLE (id text, reason text)
+    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    typ regtype;
+    kind text;
+BEGIN
+    SELECT a.atttypid::regtype INTO typ FROM pg_attribute a
+        WHERE a.attrelid = relation AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column % of relation % does not exist', quote_ident(id_column), relation
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    kind := CASE (SELECT coalesce(nullif(t.typbasetype, 0), t.oid) FROM pg_type t WHERE t.oid = typ)
+                WHEN 'bigint'::regtype THEN 'snowflake'
+                WHEN '@extschema@.xid12'::regtype THEN 'xid12' END;
+    IF kind IS NULL THEN
+        RAISE EXCEPTION 'column % of % is of type %, not bigint (Snowflake ids) or xid12', quote_ident(id_column), relation, typ
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    RETURN QUERY EXECUTE format($q$
+        SELECT t.%1$I::text,
+               CASE WHEN t.%1$I IS NULL THEN 'the id is NULL'
+                    WHEN p.point IS NULL THEN 'a negative bigint is not a Snowflake id'
+                    ELSE format('%2$s %%s at %%s: no grant or reservation covers it; %%s', p.slot, p.at,
+                                CASE WHEN EXISTS (SELECT FROM %4$I.idgen_registry_grant g
+                                                  WHERE g.kind = %3$L AND g.slot = p.slot)
+                                     THEN 'it is outside every window of that slot'
+                                     ELSE 'that slot was never granted or reserved' END) END
+        FROM %5$s t
+        CROSS JOIN LATERAL (SELECT %4$I.idgen_registry_point(t.%1$I) AS point,
+                                   %6$s AS slot, %7$s AS at) p
+        WHERE p.point IS NULL
+           OR NOT EXISTS (SELECT FROM %4$I.idgen_registry_grant g WHERE g.span @> p.point)$q$,
+        id_column, CASE kind WHEN 'snowflake' THEN 'worker' ELSE 'machine' END, kind, '@extschema@', relation,
+        CASE kind WHEN 'snowflake' THEN format('((t.%I >> 12) & 1023)::int', id_column)
+             ELSE format('(SELECT (get_byte(m, 0) << 16) | (get_byte(m, 1) << 8) | get_byte(m, 2) FROM %I.xid12_machine(t.%I) m)', '@extschema@', id_column) END,
+        CASE kind WHEN 'snowflake' THEN format('%I.snowflake_time(t.%I)', '@extschema@', id_column)
+             ELSE format('%I.xid12_time(t.%I)', '@extschema@', id_column) END);
+END
+$$;
+COMMENT ON FUNCTION idgen_verify(regclass, name) IS 'the ids of a column that no writer grant or reservation covers, with the reason';

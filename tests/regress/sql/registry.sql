@@ -1,0 +1,114 @@
+-- The writer registry: grants of Snowflake worker ids and xid12 machine ids for windows of
+-- id-time, renewals, releases, reservations, provenance and the errors (SPEC §8).
+SET timezone = 'UTC';
+CREATE TEMP TABLE g AS SELECT * FROM idgen_acquire('snowflake', 'regress-a', '1 minute');
+-- One row; a window from 5 s before the server's clock (rounded down to a whole millisecond) to
+-- one lease after it, in whole milliseconds of the server's epoch.
+SELECT kind, slot BETWEEN 0 AND 1023 AS slot_ok, token IS NOT NULL AS has_token,
+       epoch_ms = current_setting('pg_idgen.snowflake_epoch')::bigint AS server_epoch,
+       server_time - lo BETWEEN interval '5 s' AND interval '5.001 s' AS lo_ok,
+       hi - server_time BETWEEN interval '59.999 s' AND interval '1 minute' AS hi_ok,
+       date_trunc('milliseconds', lo) = lo AND date_trunc('milliseconds', hi) = hi AS whole_ms
+FROM g;
+-- The view shows it; the token is not kept (only its SHA-256).
+SELECT v.writer, v.kind, v.pool, v.lo = g.lo AND v.hi = g.hi AS same_window, v.released_at IS NULL AS live
+FROM idgen_grants v JOIN g USING (grant_id);
+SELECT count(*) AS columns_named_token FROM pg_attribute
+WHERE attrelid IN ('idgen_registry_grant'::regclass, 'idgen_registry_slot'::regclass) AND attname = 'token';
+
+-- Renew: the same grant and slot, a later end.
+SELECT r.grant_id = g.grant_id AND r.slot = g.slot AND r.lo = g.lo AS same_grant, r.hi >= g.hi AS later_end,
+       r.hi - r.server_time BETWEEN interval '9 min 59.999 s' AND interval '10 min' AS new_lease
+FROM g, idgen_renew(g.grant_id, g.token, '10 minutes') r;
+-- A wrong token is 42501; an unknown grant 42704.
+SELECT regexp_replace(test_helpers.error_of(format('SELECT idgen_renew(%s, %s)', grant_id, token + 1)), '\d+$', 'N') FROM g;
+SELECT test_helpers.error_of('SELECT idgen_renew(-1, 0)');
+
+-- Provenance: the writer of an id made in the window; none for one made outside it.
+SELECT w.writer, w.slot = g.slot AS its_slot
+FROM g, idgen_writer_of(((extract(epoch FROM g.lo + interval '1 s') * 1000)::bigint - g.epoch_ms) << 22
+                        | (g.slot::bigint << 12) | 17) w;
+SELECT count(*) AS writers_of_an_id_before_the_window
+FROM g, idgen_writer_of(((extract(epoch FROM g.lo - interval '1 s') * 1000)::bigint - g.epoch_ms) << 22
+                        | (g.slot::bigint << 12) | 17);
+SELECT count(*) AS writers_of_a_negative_id FROM idgen_writer_of(-5::bigint);
+
+-- Release with the time of the last id made: the window ends just after it, and the slot's
+-- later id-time is free at once. Renewing a released grant is 55000.
+SELECT r.hi = g.lo + interval '2.001 s' AS ends_after_last_id, r.hi <= r.server_time AS over
+FROM g, idgen_release(g.grant_id, g.token, g.lo + interval '2.0004 s') r;
+SELECT v.released_at IS NOT NULL AS released FROM idgen_grants v JOIN g USING (grant_id);
+SELECT regexp_replace(test_helpers.error_of(format('SELECT idgen_renew(%s, %s)', grant_id, token)), 'grant \d+ was released at .*', 'grant N was released at …') FROM g;
+-- Releasing again changes nothing.
+SELECT r.hi = g.lo + interval '2.001 s' AS unchanged FROM g, idgen_release(g.grant_id, g.token, NULL) r;
+
+-- Reservations: for good (hi is infinity), never granted, idempotent for the same writer, an
+-- error for another. The server's own worker id is reserved by the first acquire when set.
+SELECT idgen_reserve('snowflake', 1000, 'hand-configured') = idgen_reserve('snowflake', 1000, 'hand-configured') AS idempotent;
+SELECT writer, lo, hi, reserved FROM idgen_grants WHERE kind = 'snowflake' AND slot = 1000;
+SELECT test_helpers.error_of($$SELECT idgen_reserve('snowflake', 1000, 'someone else')$$);
+SELECT w.writer FROM idgen_writer_of((123456789::bigint << 22) | (1000 << 12)) w;
+
+-- A slot that a live grant holds cannot be reserved (55006).
+CREATE TEMP TABLE x AS SELECT * FROM idgen_acquire('xid12', 'regress-x', '1 minute');
+SELECT kind, slot BETWEEN 0 AND 16777215 AS slot_ok, epoch_ms IS NULL AS no_epoch,
+       date_trunc('seconds', lo) = lo AND date_trunc('seconds', hi) = hi AS whole_seconds FROM x;
+SELECT regexp_replace(test_helpers.error_of(format($$SELECT idgen_reserve('xid12', %s, 'late')$$, slot)),
+                      'slot \d+ (.*) until .*', 'slot … \1 until …') FROM x;
+-- xid12 provenance, for an id made in the window by this machine id.
+SELECT w.writer FROM x, idgen_writer_of(xid12_from_parts(x.lo + interval '3 s',
+    substr(int4send(x.slot), 2, 3), 1, 1)) w;
+
+-- idgen_verify: the ids of a column that no grant or reservation covers, and why.
+CREATE TEMP TABLE merged (id bigint);
+INSERT INTO merged SELECT (123456789::bigint << 22) | (1000 << 12) | 1;            -- reserved slot
+INSERT INTO merged SELECT (123456789::bigint << 22) | (999 << 12) | 1;             -- never granted
+INSERT INTO merged SELECT ((extract(epoch FROM lo - interval '1 s') * 1000)::bigint - epoch_ms) << 22
+                          | (slot::bigint << 12) FROM g;                           -- before its window
+INSERT INTO merged VALUES (-1), (NULL);
+SELECT * FROM (SELECT regexp_replace(id, '^\d{10,}$', 'ID') AS id,
+                      regexp_replace(reason, 'worker \d+ at .*: no', 'worker … at …: no') AS reason
+               FROM idgen_verify('merged', 'id')) v ORDER BY reason;
+SELECT test_helpers.error_of($$SELECT * FROM idgen_verify('merged', 'nope')$$);
+CREATE TEMP TABLE wrong_type (id text);
+SELECT test_helpers.error_of($$SELECT * FROM idgen_verify('wrong_type', 'id')$$);
+
+-- Bad arguments.
+SELECT test_helpers.error_of($$SELECT idgen_acquire('uuid', 'w')$$);
+SELECT test_helpers.error_of($$SELECT idgen_acquire('snowflake', '')$$);
+SELECT test_helpers.error_of($$SELECT idgen_acquire('snowflake', 'w', '0 s')$$);
+SELECT test_helpers.error_of($$SELECT idgen_acquire('snowflake', 'w', '1 minute', 'reserved')$$);
+SELECT test_helpers.error_of($$SELECT idgen_reserve('snowflake', 1024, 'w')$$);
+SELECT test_helpers.error_of($$SELECT idgen_reserve('xid12', -1, 'w')$$);
+
+-- The registry's invariant is a constraint: an overlapping window written by hand fails.
+SELECT test_helpers.error_of(format($$INSERT INTO idgen_registry_grant (kind, slot, pool, writer, reserved, token_sha256, lo, hi, granted_at)
+    VALUES ('xid12', %s, 'app', 'forged', false, '\x00', %s, %s, now())$$,
+    slot, extract(epoch FROM lo)::bigint + 1, extract(epoch FROM lo)::bigint + 2)) FROM x;
+
+-- Exhaustion: every Snowflake worker id held is 53400, with how many and when the first frees.
+CREATE TEMP TABLE fill AS SELECT * FROM g WITH NO DATA;
+DO $$
+DECLARE
+    detail text;
+BEGIN
+    FOR n IN 1 .. 1100 LOOP
+        BEGIN
+            INSERT INTO fill SELECT * FROM idgen_acquire('snowflake', 'filler-' || n, '1 minute');
+        EXCEPTION WHEN configuration_limit_exceeded THEN
+            GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
+            RAISE NOTICE '%: %', SQLSTATE, SQLERRM;
+            RAISE NOTICE 'detail as documented: %', detail ~ '^1024 of 1024 slots are held: \d+ by grants, \d+ reserved\. The first grant ends at .+\.$';
+            EXIT;
+        END;
+    END LOOP;
+END $$;
+SELECT count(*) + (SELECT count(*) FROM idgen_grants WHERE kind = 'snowflake' AND reserved) AS granted_plus_reserved,
+       count(DISTINCT slot) = count(*) AS distinct_slots FROM fill;
+-- Release one (it made no id): the next acquire gets that slot.
+SELECT r.hi = r.lo AS emptied FROM (SELECT * FROM fill ORDER BY slot LIMIT 1) f,
+    idgen_release(f.grant_id, f.token, '-infinity') r;
+SELECT a.slot = (SELECT min(slot) FROM fill) AS same_slot FROM idgen_acquire('snowflake', 'next', '1 minute') a;
+-- Windows of one slot never overlap (also checked by the constraint).
+SELECT count(*) AS overlapping_pairs FROM idgen_registry_grant a JOIN idgen_registry_grant b
+    ON a.kind = b.kind AND a.slot = b.slot AND a.grant_id < b.grant_id AND a.span && b.span;

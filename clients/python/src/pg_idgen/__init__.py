@@ -2,6 +2,8 @@
 generators that merge with the server's, and adapters for psycopg 3 (``pg_idgen.psycopg``),
 asyncpg (``pg_idgen.asyncpg``), SQLAlchemy (``pg_idgen.sqlalchemy``) and Django
 (``pg_idgen.django``); each adapter imports its driver only when it is imported itself.
+:class:`Registry` gives generators whose worker id / machine id the database hands out
+(psycopg 3, imported when a Registry is made).
 """
 from . import rapkey
 from ._snowflake import (
@@ -16,6 +18,17 @@ from ._snowflake import (
     snowflake_worker,
 )
 from ._xid import Xid, XidGenerator, _default_generator, machine_from_hostname
+from ._grant import (
+    ClockAheadOfWindow,
+    ClockBeforeWindow,
+    ClockOutsideWindow,
+    GrantLost,
+    RegistryError,
+    RegistryUnavailable,
+    SlotsExhausted,
+    WrongToken,
+)
+from ._registry import Grant, GrantSnowflake, GrantXid, Registry
 
 __version__ = "0.5.0"
 
@@ -41,4 +54,16 @@ __all__ = [
     "snowflake_unix_ms",
     "snowflake_worker",
     "rapkey",
+    "Registry",
+    "Grant",
+    "GrantSnowflake",
+    "GrantXid",
+    "RegistryError",
+    "RegistryUnavailable",
+    "GrantLost",
+    "SlotsExhausted",
+    "WrongToken",
+    "ClockOutsideWindow",
+    "ClockBeforeWindow",
+    "ClockAheadOfWindow",
 ]

@@ -89,6 +89,47 @@ def _wall_clock_ms() -> int:
     return _time.time_ns() // 1_000_000
 
 
+def snowflake_step(last: int, now_unix_ms: int, epoch_ms: int, worker_bits: int,
+                   max_backward_ms: int):
+    """One step of the server's Snowflake state machine, pure: the last issued id (-1: none),
+    the clock in unix ms, the epoch, the worker id shifted into place (``worker << 12``) and the
+    bound on waiting for a clock that stepped back. Returns ``(id, None)`` (the next id, which
+    the caller records as the new last id) or ``(None, unix_ms)`` (wait until that millisecond
+    and try again); raises ``SnowflakeClockError`` when the clock is more than
+    ``max_backward_ms`` behind the last id, ``ValueError`` outside the 41-bit range."""
+    ms = now_unix_ms - epoch_ms
+    if ms < 0:
+        raise ValueError(
+            f"the clock ({now_unix_ms} unix ms) is before the snowflake epoch ({epoch_ms} ms)"
+        )
+    if ms > MAX_TIMESTAMP:
+        raise ValueError(
+            f"snowflake timestamp out of range: {ms} ms since the epoch does not fit in 41 bits"
+        )
+    base = ms << _TIMESTAMP_SHIFT | worker_bits
+    if last < base:
+        return base, None
+    if last - base < MAX_SEQUENCE:
+        return last + 1, None
+    last_ms = last >> _TIMESTAMP_SHIFT
+    highest = last_ms << _TIMESTAMP_SHIFT | worker_bits | MAX_SEQUENCE
+    target_ms = last_ms if highest > last else last_ms + 1
+    if target_ms > MAX_TIMESTAMP:
+        raise ValueError(
+            f"snowflake timestamp out of range: {target_ms} ms since the epoch does not fit in 41 bits"
+        )
+    behind = last_ms - ms if last_ms > ms else 0
+    if behind > max_backward_ms:
+        raise SnowflakeClockError(
+            f"the clock moved back {behind} ms behind the last snowflake id "
+            f"(at most {max_backward_ms} ms is waited out)"
+        )
+    return None, epoch_ms + target_ms
+
+
+_step = snowflake_step
+
+
 class Snowflake:
     """A Snowflake generator for one worker id, with the server's layout and rules.
 
@@ -125,42 +166,16 @@ class Snowflake:
         self._lock = threading.Lock()
 
     def _step(self, now_unix_ms: int):
-        """One step of the server's state machine: ('id', id) or ('wait', unix_ms)."""
-        ms = now_unix_ms - self.epoch_ms
-        if ms < 0:
-            raise ValueError(
-                f"the clock ({now_unix_ms} unix ms) is before the snowflake epoch ({self.epoch_ms} ms)"
-            )
-        if ms > MAX_TIMESTAMP:
-            raise ValueError(
-                f"snowflake timestamp out of range: {ms} ms since the epoch does not fit in 41 bits"
-            )
-        base = ms << _TIMESTAMP_SHIFT | self._worker_bits
-        last = self._last
-        if last < base:
-            return base, None
-        if last - base < MAX_SEQUENCE:
-            return last + 1, None
-        last_ms = last >> _TIMESTAMP_SHIFT
-        highest = last_ms << _TIMESTAMP_SHIFT | self._worker_bits | MAX_SEQUENCE
-        target_ms = last_ms if highest > last else last_ms + 1
-        if target_ms > MAX_TIMESTAMP:
-            raise ValueError(
-                f"snowflake timestamp out of range: {target_ms} ms since the epoch does not fit in 41 bits"
-            )
-        behind = last_ms - ms if last_ms > ms else 0
-        if behind > self.max_backward_ms:
-            raise SnowflakeClockError(
-                f"the clock moved back {behind} ms behind the last snowflake id "
-                f"(at most {self.max_backward_ms} ms is waited out)"
-            )
-        return None, self.epoch_ms + target_ms
+        """One step of the server's state machine: (id, None) or (None, unix_ms to wait until)."""
+        return snowflake_step(self._last, now_unix_ms, self.epoch_ms, self._worker_bits,
+                              self.max_backward_ms)
 
     def next_id(self) -> int:
         with self._lock:
             while True:
                 now = self._clock()
-                id, wait_until = self._step(now)
+                id, wait_until = _step(self._last, now, self.epoch_ms, self._worker_bits,
+                                       self.max_backward_ms)
                 if id is not None:
                     self._last = id
                     return id

@@ -221,6 +221,25 @@ def coerce(value) -> Xid:
     return Xid(value)
 
 
+def xid_step(last: int, now: int, rest: int) -> int:
+    """One step of the xid12 generator, pure: the last id as a 96-bit number (-1: none), the
+    clock in whole unix seconds, and the id's low 64 bits (machine, pid, counter). Returns the
+    next id as a 96-bit number, strictly greater than ``last``: a clock that steps back keeps
+    the last second, and a counter that wraps within a second moves the time on by one second
+    (so the result's second can be after ``now``). ValueError beyond 2106."""
+    if last < 0:
+        return _time_field(now) << 64 | rest
+    last_time = last >> 64
+    # A clock that steps back keeps the last second.
+    n = (now if now > last_time else last_time) << 64 | rest
+    if n <= last:
+        # Same second and the counter wrapped (or a lower machine id): borrow the next second.
+        n = (last_time + 1) << 64 | rest
+    if n >> 64 > MAX_TIME:
+        _time_field(n >> 64)
+    return n
+
+
 class XidGenerator:
     """Generates rs/xid-format ids in this process, like the server's ``gen_xid12()``.
 
@@ -287,19 +306,7 @@ class XidGenerator:
             self._counter = (counter + 1) & MAX_COUNTER
             clock = self._clock
             now = _time_ns() // 1_000_000_000 if clock is None else int(clock() // 1)
-            last = self._last
-            rest = self._middle | counter
-            if last < 0:
-                n = _time_field(now) << 64 | rest
-            else:
-                last_time = last >> 64
-                # A clock that steps back keeps the last second.
-                n = (now if now > last_time else last_time) << 64 | rest
-                if n <= last:
-                    # Same second and the counter wrapped: borrow the next second.
-                    n = (last_time + 1) << 64 | rest
-                if n >> 64 > MAX_TIME:
-                    _time_field(n >> 64)
+            n = xid_step(self._last, now, self._middle | counter)
             self._last = n
         return _bytes_new(Xid, n.to_bytes(BYTES, "big"))
 

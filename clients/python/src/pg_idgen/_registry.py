@@ -1,0 +1,630 @@
+"""Writers whose identity comes from the database: ``Registry`` hands out Snowflake and xid12
+generators bound to grants of the extension's writer registry (``idgen_acquire``,
+``idgen_renew``, ``idgen_release``).
+
+A grant gives this writer one slot (a Snowflake worker id or an xid12 machine id) for a window
+of id-time ``[lo, hi)``; the generator makes only ids of that slot inside that window (the rules
+are in ``_grant.py``), so two writers never make the same id whatever their clocks do. The
+registry renews each grant in a background thread at about half its lease, and synchronously
+when the window runs out; a grant that another writer continued is replaced by a new one; a
+writer that cannot reach the registry when it must renew raises instead of going on.
+
+Needs psycopg 3 (imported when a Registry is made). Every call is one autocommit statement,
+prepared never (``prepare_threshold=None``), with no session state and no advisory locks, so a
+PgBouncer in transaction mode in between is fine.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import socket
+import threading
+import time as _time
+import weakref
+from typing import Callable, Optional, Union
+
+from ._grant import (
+    ClockAheadOfWindow,
+    ClockBeforeWindow,
+    GrantLost,
+    RegistryError,
+    RegistryUnavailable,
+    SlotsExhausted,
+    SnowflakeGrantState,
+    WrongToken,
+    XidGrantState,
+)
+from ._snowflake import (
+    _TIMESTAMP_SHIFT,
+    snowflake_parts,
+    snowflake_sequence,
+    snowflake_step as _snowflake_step,
+    snowflake_time,
+    snowflake_unix_ms,
+    snowflake_worker,
+)
+from ._xid import BYTES, MAX_COUNTER, MAX_PID, Xid, _bytes_new
+from ._xid import _time_ns, xid_step as _xid_step
+
+__all__ = ["Registry", "GrantSnowflake", "GrantXid", "Grant"]
+
+_UTC = _dt.timezone.utc
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_UTC)
+_monotonic = _time.monotonic
+_ERRORS = {"55000": GrantLost, "53400": SlotsExhausted, "42501": WrongToken}
+# Every live Registry, for the fork handler.
+_REGISTRIES: "weakref.WeakSet[Registry]" = weakref.WeakSet()
+# Connections a forked child inherited: kept referenced (and their sockets pointed at
+# /dev/null) so that nothing in the child ever writes to its parent's session.
+_INHERITED: list = []
+
+
+def _default_writer() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _iso_us(unix_us: int) -> str:
+    return (_EPOCH + _dt.timedelta(microseconds=unix_us)).isoformat(timespec="milliseconds")
+
+
+class Grant:
+    """One grant as the registry returned it: ``lo``/``hi`` in the kind's id-time (Snowflake:
+    ms since ``epoch_ms``; xid12: unix seconds); ``server_us`` the server's clock (unix µs)
+    when it answered; ``wall_us`` and ``mono`` this process's clocks when the answer came."""
+
+    __slots__ = ("grant_id", "token", "kind", "slot", "lo", "hi", "epoch_ms", "lo_us", "hi_us",
+                 "server_us", "wall_us", "mono", "rtt")
+
+    def __repr__(self) -> str:
+        return (f"Grant(grant_id={self.grant_id}, kind={self.kind!r}, slot={self.slot}, "
+                f"lo={_iso_us(self.lo_us)}, hi={_iso_us(self.hi_us)})")
+
+    @property
+    def lease_s(self) -> float:
+        """What was left of the window when the server answered, in seconds."""
+        return (self.hi_us - self.server_us) / 1e6
+
+    def offset_s(self) -> float:
+        """This writer's clock minus the server's, estimated at the answer (half the round
+        trip taken off), in seconds."""
+        return (self.wall_us - self.server_us - self.rtt * 1e6 / 2) / 1e6
+
+
+class Registry:
+    """The writer registry of one database.
+
+    ``dsn_or_factory``: a libpq connection string, or a callable without arguments that returns
+    a psycopg 3 connection (the registry sets it to autocommit and never prepares statements).
+    ``writer``: this writer's name in the registry (default ``"<host name>:<pid>"``, a forked
+    child's own pid). ``pool``: the registry pool grants come from (default ``'app'``).
+    ``max_wait``: seconds a generator waits for a window that starts a little after its clock,
+    and (Snowflake) for a clock stepped back behind its last id; beyond that it raises.
+
+    ``snowflake()`` and ``xid12()`` return generators bound to grants (acquired at once);
+    ``close()`` (or leaving a ``with`` block) releases them. Thread-safe and fork-safe: a forked
+    child never uses its parent's grants, its generators acquire their own at their first id.
+    """
+
+    def __init__(
+        self,
+        dsn_or_factory: Union[str, Callable[[], object]],
+        writer: Optional[str] = None,
+        *,
+        pool: str = "app",
+        max_wait: float = 5.0,
+        clock_ms: Optional[Callable[[], int]] = None,
+        clock_s: Optional[Callable[[], float]] = None,
+        sleep: Optional[Callable[[float], None]] = None,
+    ):
+        import psycopg  # noqa: F401  (fail here, not at the first id, without the driver)
+
+        if not isinstance(dsn_or_factory, str) and not callable(dsn_or_factory):
+            raise TypeError("Registry takes a DSN string or a function returning a psycopg connection")
+        self._source = dsn_or_factory
+        self._writer = writer
+        self.pool = pool
+        self.max_wait = float(max_wait)
+        self._clock_ms = clock_ms
+        self._clock_s = clock_s
+        self._sleep = sleep or _time.sleep
+        self._conn = None
+        self._sql = None  # the statements, schema-qualified
+        self._generators: "weakref.WeakSet[_GrantGenerator]" = weakref.WeakSet()
+        self._closed = False
+        self._thread: Optional[threading.Thread] = None
+        self._new_locks()
+        _REGISTRIES.add(self)
+
+    def _new_locks(self) -> None:
+        self._conn_lock = threading.RLock()
+        self._cond = threading.Condition(threading.Lock())
+
+    @property
+    def writer(self) -> str:
+        return self._writer if self._writer is not None else _default_writer()
+
+    # --- generators ---------------------------------------------------------------------
+    def snowflake(self, lease=None) -> "GrantSnowflake":
+        """A Snowflake generator bound to a grant (``next_id()``). ``lease``: an interval
+        (``'10 minutes'``, a ``timedelta`` or seconds); None: the server's default."""
+        return self._add(GrantSnowflake(self, lease))
+
+    def xid12(self, lease=None) -> "GrantXid":
+        """An xid12 generator bound to a grant (``new()`` returns ``pg_idgen.Xid``)."""
+        return self._add(GrantXid(self, lease))
+
+    def _add(self, gen: "_GrantGenerator") -> "_GrantGenerator":
+        self._check_open()
+        self._generators.add(gen)
+        try:
+            with gen._lock:
+                gen._acquire()
+        except BaseException:
+            self._generators.discard(gen)
+            raise
+        return gen
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RegistryError("the writer registry is closed")
+
+    # --- closing ------------------------------------------------------------------------
+    def close(self) -> None:
+        """Releases every grant (each with the time of the last id made under it) and closes
+        the connection. Errors reaching the registry are ignored: a grant not released ends
+        with its window."""
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = True
+            self._cond.notify_all()
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout=30)
+        for gen in list(self._generators):
+            try:
+                gen._release()
+            except RegistryError:
+                pass
+        with self._conn_lock:
+            if self._conn is not None:
+                try:
+                    self._conn.close()
+                finally:
+                    self._conn = None
+
+    def __enter__(self) -> "Registry":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- the database -------------------------------------------------------------------
+    def _connect(self):
+        import psycopg
+
+        if isinstance(self._source, str):
+            conn = psycopg.connect(self._source, autocommit=True, prepare_threshold=None)
+        else:
+            conn = self._source()
+            if not conn.autocommit:
+                conn.autocommit = True
+            conn.prepare_threshold = None
+        if self._sql is None:
+            row = conn.execute(
+                "SELECT n.nspname FROM pg_catalog.pg_extension e "
+                "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_idgen'"
+            ).fetchone()
+            if row is None:
+                conn.close()
+                raise RegistryError("the pg_idgen extension is not installed in this database: "
+                                    "CREATE EXTENSION pg_idgen")
+            self._sql = _statements(psycopg.sql.Identifier(row[0]).as_string(conn))
+        return conn
+
+    def _call(self, name: str, params: tuple):
+        """Runs one statement and returns its row; a lost connection is reconnected and the
+        statement run once more (acquire, renew and release may all be repeated safely: a
+        repeated acquire at worst leaves one unused grant to end with its lease)."""
+        import psycopg
+
+        with self._conn_lock:
+            for attempt in (1, 2):
+                try:
+                    if self._conn is None or self._conn.closed:
+                        self._conn = self._connect()
+                    sent = _monotonic()
+                    row = self._conn.execute(self._sql[name], params).fetchone()
+                    return row, _monotonic() - sent
+                except psycopg.Error as e:
+                    state = getattr(e, "sqlstate", None)
+                    if state is not None and not state.startswith(("08", "57P")):
+                        diag = e.diag
+                        msg = diag.message_primary or str(e)
+                        if diag.message_detail:
+                            msg += f" (DETAIL: {diag.message_detail})"
+                        raise _ERRORS.get(state, RegistryError)(msg, state) from e
+                    conn, self._conn = self._conn, None
+                    if conn is not None:
+                        try:
+                            conn.close()
+                        except Exception:
+                            pass
+                    if attempt == 2:
+                        raise RegistryUnavailable(f"the writer registry could not be reached: {e}") from e
+
+    def _grant(self, row, rtt: float, wall_us: int) -> Grant:
+        g = Grant()
+        (g.grant_id, g.token, g.kind, g.slot, g.epoch_ms, g.lo_us, g.hi_us, g.server_us) = row
+        if g.kind == "snowflake":
+            g.lo = g.lo_us // 1000 - g.epoch_ms
+            g.hi = g.hi_us // 1000 - g.epoch_ms
+        else:
+            g.lo = g.lo_us // 1_000_000
+            g.hi = g.hi_us // 1_000_000
+        g.wall_us, g.mono, g.rtt = wall_us, _monotonic(), rtt
+        return g
+
+    def _acquire(self, gen: "_GrantGenerator") -> Grant:
+        self._check_open()
+        if gen._lease is None:
+            row, rtt = self._call("acquire_default", (gen.kind, self.writer, self.pool))
+        else:
+            row, rtt = self._call("acquire", (gen.kind, self.writer, gen._lease, self.pool))
+        return self._grant(row, rtt, gen._wall_us())
+
+    def _renew(self, gen: "_GrantGenerator", g: Grant) -> Grant:
+        self._check_open()
+        row, rtt = self._call("renew", (g.grant_id, g.token, gen._lease))
+        return self._grant(row, rtt, gen._wall_us())
+
+    def _release(self, g: Grant, last_id_time) -> None:
+        self._call("release", (g.grant_id, g.token, last_id_time))
+
+    # --- background renewal ------------------------------------------------------------
+    def _schedule(self, gen: "_GrantGenerator", due: Optional[float]) -> None:
+        gen._renew_due = due
+        if due is None:
+            return
+        with self._cond:
+            if self._thread is None and not self._closed:
+                self._thread = threading.Thread(target=_renewer, args=(weakref.ref(self),),
+                                                name="pg_idgen registry renewal", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+
+    def _after_fork_in_child(self) -> None:
+        self._new_locks()
+        self._thread = None
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            _INHERITED.append(conn)
+            try:
+                fd = conn.pgconn.socket
+                devnull = os.open(os.devnull, os.O_RDWR)
+                os.dup2(devnull, fd)
+                os.close(devnull)
+            except Exception:
+                pass
+        for gen in list(self._generators):
+            gen._after_fork_in_child()
+
+
+def _statements(schema: str) -> dict:
+    row = ("grant_id, token, kind, slot, epoch_ms, "
+           "floor(extract(epoch FROM lo) * 1000000)::bigint, "
+           "floor(extract(epoch FROM hi) * 1000000)::bigint, "
+           "floor(extract(epoch FROM server_time) * 1000000)::bigint")
+    return {
+        "acquire": f"SELECT {row} FROM {schema}.idgen_acquire(%s, %s, %s::interval, %s)",
+        "acquire_default": f"SELECT {row} FROM {schema}.idgen_acquire(%s, %s, pool => %s)",
+        "renew": f"SELECT {row} FROM {schema}.idgen_renew(%s, %s, %s::interval)",
+        "release": f"SELECT grant_id FROM {schema}.idgen_release(%s, %s, %s::timestamptz)",
+    }
+
+
+def _renewer(ref) -> None:
+    """The background thread: renews each generator's grant when it is due (about half its
+    lease after the last renewal); it holds the registry only weakly between rounds."""
+    while True:
+        reg = ref()
+        if reg is None:
+            return
+        with reg._cond:
+            if reg._closed:
+                return
+            now = _monotonic()
+            dues = [g._renew_due for g in list(reg._generators) if g._renew_due is not None]
+            first = min(dues) if dues else None
+            if first is None or first > now:
+                reg._cond.wait(60.0 if first is None else min(first - now, 60.0))
+                continue
+        for gen in list(reg._generators):
+            due = gen._renew_due
+            if due is not None and due <= _monotonic() and not reg._closed:
+                gen._background_renew()
+        del reg
+
+
+def _lease_param(lease):
+    if lease is None or isinstance(lease, (str, _dt.timedelta)):
+        return lease
+    if isinstance(lease, (int, float)) and not isinstance(lease, bool):
+        return _dt.timedelta(seconds=lease)
+    raise TypeError(f"a lease is an interval text, a timedelta or seconds, not {type(lease).__name__}")
+
+
+class _GrantGenerator:
+    kind = ""
+
+    def __init__(self, registry: Registry, lease):
+        self._registry = registry
+        self._lease = _lease_param(lease)
+        self._lock = threading.Lock()
+        self._grant: Optional[Grant] = None
+        self._last_at_bind = -1
+        self._renew_due: Optional[float] = None
+
+    @property
+    def grant(self) -> Optional[Grant]:
+        """The grant this generator uses now (None before its first, after a fork or close)."""
+        return self._grant
+
+    @property
+    def slot(self) -> Optional[int]:
+        g = self._grant
+        return None if g is None else g.slot
+
+    # Under self._lock:
+    def _bind(self, g: Grant, renewal: bool) -> None:
+        if renewal:
+            g.lo = self._grant.lo
+            g.hi = max(g.hi, self._grant.hi)
+        else:
+            self._last_at_bind = self._state.last
+        self._grant = g
+        self._state.bind(g.slot, g.lo, g.hi)
+        self._registry._schedule(self, g.mono + max(g.lease_s / 2, 0.05))
+
+    def _drop(self) -> None:
+        self._grant = None
+        self._state.unbind()
+        self._renew_due = None
+
+    def _acquire(self) -> None:
+        self._bind(self._registry._acquire(self), renewal=False)
+
+    def _renew_or_replace(self) -> None:
+        """Renews the grant; when it was lost, acquires a new one (never keeps the old)."""
+        g = self._grant
+        if g is None:
+            return self._acquire()
+        try:
+            self._bind(self._registry._renew(self, g), renewal=True)
+        except GrantLost:
+            self._drop()
+            self._acquire()
+
+    def _make(self, now):
+        """The slow path of making an id: waits, renewals, new grants, errors with offsets."""
+        st = self._state
+        tried = False  # renewed or acquired during this call
+        waited_until = _monotonic() + self._registry.max_wait + 1.0
+        while True:
+            try:
+                value, wait = st.step(now)
+            except ClockBeforeWindow as e:
+                raise self._with_offset(e) from None
+            if value is not None:
+                return value
+            if wait is not None:
+                if _monotonic() > waited_until:
+                    raise ClockBeforeWindow(
+                        f"the clock did not reach the grant's window within "
+                        f"{self._registry.max_wait:g} s (it reads {self._iso(now)}, the window "
+                        f"starts at {_iso_us(self._grant.lo_us)})")
+                self._registry._sleep(max(self._seconds(wait - now), 0.0005))
+            else:
+                if tried:
+                    raise self._ahead(now)
+                tried = True
+                self._registry._check_open()
+                try:
+                    self._renew_or_replace()
+                except RegistryUnavailable as e:
+                    self._renew_due = None
+                    what = ("no grant could be acquired" if self._grant is None else
+                            f"the grant's window ended at {_iso_us(self._grant.hi_us)} and could "
+                            f"not be renewed")
+                    raise RegistryUnavailable(f"{what}, so no id is made: {e}") from e
+            now = self._clock()
+
+    def _ahead(self, now) -> ClockAheadOfWindow:
+        g = self._grant
+        past = self._seconds(now) - g.hi_us / 1e6
+        return ClockAheadOfWindow(
+            f"the clock is {g.offset_s():.1f} s ahead of the registry server's: it reads "
+            f"{self._iso(now)}, {past:.3f} s past the end of the grant's window "
+            f"({_iso_us(g.hi_us)}) just after renewing it for a lease of {g.lease_s:.1f} s; "
+            f"a writer runs only while its clock is less than a lease ahead of the server's")
+
+    def _with_offset(self, e: ClockBeforeWindow) -> ClockBeforeWindow:
+        g = self._grant
+        return ClockBeforeWindow(
+            f"the clock is {-g.offset_s():.1f} s behind the registry server's: {e}")
+
+    def _background_renew(self) -> None:
+        reg = self._registry
+        with self._lock:
+            g = self._grant
+            if g is None:
+                self._renew_due = None
+                return
+        try:
+            new = reg._renew(self, g)
+        except GrantLost:
+            with self._lock:
+                if self._grant is g:
+                    self._drop()
+                    try:
+                        self._acquire()
+                    except RegistryError:
+                        pass  # the next id tries again, and raises if it cannot
+            return
+        except RegistryError:
+            # Unreachable for now: try again soon; the window still holds until its end.
+            with self._lock:
+                if self._grant is g:
+                    self._renew_due = _monotonic() + min(max(g.lease_s / 8, 0.05), 5.0)
+            return
+        with self._lock:
+            if self._grant is g:
+                self._bind(new, renewal=True)
+
+    def _release(self) -> None:
+        with self._lock:
+            g = self._grant
+            if g is None:
+                return
+            last = self._state.last
+            made = last != self._last_at_bind
+            self._drop()
+            self._registry._release(g, self._last_id_time(last) if made else "-infinity")
+
+    def release(self) -> None:
+        """Releases this generator's grant now (the next id acquires a new one)."""
+        self._release()
+
+    def _after_fork_in_child(self) -> None:
+        self._lock = threading.Lock()
+        self._drop()
+
+
+class GrantSnowflake(_GrantGenerator):
+    """A Snowflake generator bound to a grant of the writer registry: ``next_id()`` makes ids
+    whose worker id is the grant's slot and whose time is inside the grant's window, strictly
+    increasing (across renewals and new grants too). Thread-safe."""
+
+    kind = "snowflake"
+
+    def __init__(self, registry: Registry, lease):
+        super().__init__(registry, lease)
+        self._clock = registry._clock_ms or _wall_clock_ms
+        self._state = SnowflakeGrantState(max_wait=int(registry.max_wait * 1000))
+        self.epoch_ms: Optional[int] = None
+
+    def _bind(self, g: Grant, renewal: bool) -> None:
+        self.epoch_ms = g.epoch_ms
+        self._state.set_epoch(g.epoch_ms)
+        super()._bind(g, renewal)
+
+    def next_id(self) -> int:
+        with self._lock:
+            now = self._clock()
+            st = self._state
+            # The state machine's common case, inline (st.step(now) would return the same id):
+            # the clock inside the window and the plain generator's id inside it too.
+            if st.lo_unix <= now < st.hi_unix:
+                id, wait = _snowflake_step(st.last, now, st.epoch_ms, st._worker_bits,
+                                           st.max_backward_ms)
+                if id is not None and id < st.hi_id:
+                    st.last = id
+                    return id
+            return self._make(now)
+
+    __call__ = next_id
+
+    def _wall_us(self) -> int:
+        return self._clock() * 1000
+
+    @staticmethod
+    def _seconds(clock_value) -> float:
+        return clock_value / 1000
+
+    @staticmethod
+    def _iso(clock_value) -> str:
+        return _iso_us(clock_value * 1000)
+
+    def _last_id_time(self, last: int) -> _dt.datetime:
+        return _EPOCH + _dt.timedelta(milliseconds=self._state.epoch_ms + (last >> _TIMESTAMP_SHIFT))
+
+    # Decoders with the grant's epoch.
+    def time(self, id: int) -> _dt.datetime:
+        return snowflake_time(id, self.epoch_ms)
+
+    def unix_ms(self, id: int) -> int:
+        return snowflake_unix_ms(id, self.epoch_ms)
+
+    worker = staticmethod(snowflake_worker)
+    sequence = staticmethod(snowflake_sequence)
+    parts = staticmethod(snowflake_parts)
+
+
+class GrantXid(_GrantGenerator):
+    """An xid12 generator bound to a grant of the writer registry: ``new()`` makes
+    :class:`pg_idgen.Xid` ids whose machine id is the grant's slot and whose second is inside
+    the grant's window, strictly increasing. Thread-safe."""
+
+    kind = "xid12"
+
+    def __init__(self, registry: Registry, lease):
+        super().__init__(registry, lease)
+        self._clock_in = registry._clock_s
+        self._clock = registry._clock_s or _wall_clock_s
+        self._state = XidGrantState(pid=os.getpid() & MAX_PID,
+                                    counter_start=int.from_bytes(os.urandom(3), "big"),
+                                    max_wait=int(registry.max_wait))
+
+    def new(self) -> Xid:
+        with self._lock:
+            clock = self._clock_in
+            t = _time_ns() // 1_000_000_000 if clock is None else int(clock() // 1)
+            st = self._state
+            # The state machine's common case, inline (st.step would return the same id).
+            if st.lo <= t < st.hi:
+                counter = st.counter
+                n = _xid_step(st.last, t, st._middle | counter)
+                if n >> 64 < st.hi:
+                    st.last = n
+                    st.counter = (counter + 1) & MAX_COUNTER
+                    return _bytes_new(Xid, n.to_bytes(BYTES, "big"))
+            n = self._make(self._clock())
+        return _bytes_new(Xid, n.to_bytes(BYTES, "big"))
+
+    __call__ = new
+
+    def _wall_us(self) -> int:
+        return int(self._clock() * 1_000_000)
+
+    @staticmethod
+    def _seconds(clock_value) -> float:
+        return clock_value
+
+    @staticmethod
+    def _iso(clock_value) -> str:
+        return _iso_us(int(clock_value * 1_000_000))
+
+    def _last_id_time(self, last: int) -> _dt.datetime:
+        return _EPOCH + _dt.timedelta(seconds=last >> 64)
+
+    def _after_fork_in_child(self) -> None:
+        super()._after_fork_in_child()
+        self._state.set_pid(os.getpid())
+        self._state.counter = int.from_bytes(os.urandom(3), "big") & MAX_COUNTER
+
+
+def _wall_clock_ms() -> int:
+    return _time.time_ns() // 1_000_000
+
+
+def _wall_clock_s() -> float:
+    return _time.time_ns() / 1_000_000_000
+
+
+def _after_fork_in_child() -> None:
+    for reg in list(_REGISTRIES):
+        reg._after_fork_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

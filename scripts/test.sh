@@ -113,7 +113,7 @@ run_isolation() { # CLUSTER PORT
     rm -rf "$out"
     "$(dirname "$PG_REGRESS")/../isolation/pg_isolation_regress" --bindir="$BINDIR" \
         --host="$(socket_dir "$1")" --port="$2" --user=postgres --inputdir="$ROOT/tests/isolation" \
-        --outputdir="$out" --dbname=isolation_pg_idgen --load-extension=pg_idgen rapkey_next \
+        --outputdir="$out" --dbname=isolation_pg_idgen --load-extension=pg_idgen rapkey_next registry_last_slot \
         || { cat "$out/regression.diffs" 2>/dev/null; return 1; }
 }
 

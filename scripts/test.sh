@@ -51,8 +51,9 @@ ensure_venv
 for v in "${VERSIONS[@]}"; do fetch_postgres "$v"; use_postgres "$v"; done # fetch every build first: fail early
 
 if wants lint; then
-    say "cargo fmt --check, and clippy of the pure core"
+    say "cargo fmt --check, clippy of the pure core, the upgrade script's copies of sql/*.sql"
     (cd "$ROOT" && cargo fmt --all --check && cargo clippy -p idgen-core --all-targets -- -D warnings)
+    python3 "$ROOT/scripts/upgrade_sections.py" --check
 fi
 if wants packaging; then
     bash "$ROOT/scripts/test_packaging.sh" release-check

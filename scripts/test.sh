@@ -51,8 +51,9 @@ ensure_venv
 for v in "${VERSIONS[@]}"; do fetch_postgres "$v"; use_postgres "$v"; done # fetch every build first: fail early
 
 if wants lint; then
-    say "cargo fmt --check, and clippy of the pure core"
+    say "cargo fmt --check, clippy of the pure core, the upgrade script's copies of sql/*.sql"
     (cd "$ROOT" && cargo fmt --all --check && cargo clippy -p idgen-core --all-targets -- -D warnings)
+    python3 "$ROOT/scripts/upgrade_sections.py" --check
 fi
 if wants packaging; then
     bash "$ROOT/scripts/test_packaging.sh" release-check
@@ -113,7 +114,7 @@ run_isolation() { # CLUSTER PORT
     rm -rf "$out"
     "$(dirname "$PG_REGRESS")/../isolation/pg_isolation_regress" --bindir="$BINDIR" \
         --host="$(socket_dir "$1")" --port="$2" --user=postgres --inputdir="$ROOT/tests/isolation" \
-        --outputdir="$out" --dbname=isolation_pg_idgen --load-extension=pg_idgen rapkey_next \
+        --outputdir="$out" --dbname=isolation_pg_idgen --load-extension=pg_idgen rapkey_next registry_last_slot \
         || { cat "$out/regression.diffs" 2>/dev/null; return 1; }
 }
 

@@ -4,7 +4,8 @@
 -- Each object below is the same as in a fresh 0.6.0 install (sql/*.sql). Sections in the order
 -- the changes were made; every one names the file that defines its objects.
 
--- The writer registry (issue 25): sql/registry.sql, whole ------------------------------------
+-- The writer registry (issue 25): sql/registry.sql, whole --------------------------------------
+-- >>> sql/registry.sql
 -- Writers: identities handed out by the database (SPEC §8; README "Writers and their identities").
 --
 -- A grant gives one writer a slot (a Snowflake worker id 0-1023, or an xid12 machine id
@@ -129,9 +130,10 @@ CREATE FUNCTION idgen_registry_own_slot(kind text) RETURNS integer
 COMMENT ON FUNCTION idgen_registry_own_slot(text) IS 'internal: the server''s own worker id or machine id';
 
 -- Reserves SLOT of KIND for WRITER from the end of its last window on (from 0 when it never had
--- one) to the end of its id-time. With takeover, a slot held by a live grant is reserved after
--- that grant's window with a WARNING (the server's own slot, which it already uses);
--- otherwise that is an error.
+-- one) to the end of its id-time. With takeover (the server's own slot, and Citus nodes' slots,
+-- which they already use), a slot held by a live grant is reserved after that grant's window
+-- with a WARNING, and a slot reserved already stays as it is; without, both are errors (a
+-- reservation by the same writer is returned).
 CREATE FUNCTION idgen_registry_reserve(kind text, slot integer, writer text, takeover boolean)
     RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -169,7 +171,7 @@ BEGIN
     SELECT g.grant_id, g.writer INTO holder FROM @extschema@.idgen_registry_grant g
         WHERE g.kind = $1 AND g.slot = $2 AND g.hi = next_free ORDER BY g.grant_id DESC LIMIT 1;
     IF next_free = @extschema@.idgen_registry_time_end(kind) THEN
-        IF holder.writer = $3 THEN
+        IF holder.writer = $3 OR takeover THEN
             RETURN holder.grant_id;
         END IF;
         RAISE EXCEPTION '% slot % is already reserved by writer %', kind, slot, quote_literal(holder.writer)
@@ -510,3 +512,70 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION idgen_verify(regclass, name) IS 'the ids of a column that no writer grant or reservation covers, with the reason';
+-- <<< sql/registry.sql
+
+-- Citus: idgen_check_cluster_identities() also reserves the nodes' ids in the registry
+-- (sql/snowflake.sql) ---------------------------------------------------------------------------
+-- >>> sql/snowflake.sql idgen_check_cluster_identities
+CREATE OR REPLACE FUNCTION idgen_check_cluster_identities()
+    RETURNS TABLE (node text, machine_id integer, worker_id integer)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    nodes text[];
+    machines integer[];
+    workers integer[];
+    clash record;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'Citus is not installed in this database'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'This checks the nodes of a Citus cluster; on one server, SELECT xid12_current_machine() and SHOW pg_idgen.worker_id.';
+    END IF;
+    FOR clash IN
+        SELECT n.nodename, n.nodeport, r.success, r.result
+        FROM run_command_on_all_nodes(format(
+            $q$SELECT format('%%s %%s', (get_byte(m, 0) << 16) | (get_byte(m, 1) << 8) | get_byte(m, 2),
+                             coalesce(current_setting('pg_idgen.worker_id', true), '-1'))
+               FROM (SELECT %I.xid12_current_machine() AS m) s$q$, '@extschema@')) r
+        JOIN pg_dist_node n USING (nodeid)
+        ORDER BY n.nodename, n.nodeport
+    LOOP
+        IF NOT clash.success THEN
+            RAISE EXCEPTION 'cannot ask node %:% for its ids', clash.nodename, clash.nodeport
+                USING ERRCODE = 'connection_failure', DETAIL = clash.result;
+        END IF;
+        nodes := nodes || format('%s:%s', clash.nodename, clash.nodeport);
+        machines := machines || split_part(clash.result, ' ', 1)::integer;
+        workers := workers || split_part(clash.result, ' ', 2)::integer;
+    END LOOP;
+    FOR clash IN
+        WITH i(node, machine_id, worker_id) AS (SELECT * FROM unnest(nodes, machines, workers))
+        SELECT 'pg_idgen.machine_id' AS setting, 'machine id' AS what, i.machine_id AS id,
+               string_agg(i.node, ' and ' ORDER BY i.node) AS sharing
+        FROM i GROUP BY i.machine_id HAVING count(*) > 1
+        UNION ALL
+        SELECT 'pg_idgen.worker_id', 'worker id', i.worker_id, string_agg(i.node, ' and ' ORDER BY i.node)
+        FROM i WHERE i.worker_id >= 0 GROUP BY i.worker_id HAVING count(*) > 1
+    LOOP
+        RAISE EXCEPTION 'nodes % share the % %', clash.sharing, clash.what, clash.id
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Two nodes with the same %s can make equal ids.', clash.what),
+                  HINT = format('Set %s to a different value on each node (postgresql.conf or ALTER SYSTEM, then reload).', clash.setting);
+    END LOOP;
+    -- On the coordinator, each node's ids are reserved in the writer registry (sql/registry.sql),
+    -- so that idgen_acquire never grants them to an application; ids already reserved stay so.
+    IF citus_is_coordinator() THEN
+        FOR i IN 1 .. coalesce(array_length(nodes, 1), 0) LOOP
+            PERFORM @extschema@.idgen_registry_reserve('xid12', machines[i], format('Citus node %s', nodes[i]), true);
+            IF workers[i] >= 0 THEN
+                PERFORM @extschema@.idgen_registry_reserve('snowflake', workers[i], format('Citus node %s', nodes[i]), true);
+            END IF;
+        END LOOP;
+    END IF;
+    RETURN QUERY SELECT * FROM unnest(nodes, machines, workers);
+END
+$$;
+COMMENT ON FUNCTION idgen_check_cluster_identities() IS 'Citus: every node''s effective xid12 machine id and Snowflake worker id; an error when two nodes share one; on the coordinator, reserves them in the writer registry';
+-- <<< sql/snowflake.sql idgen_check_cluster_identities

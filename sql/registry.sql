@@ -122,9 +122,10 @@ CREATE FUNCTION idgen_registry_own_slot(kind text) RETURNS integer
 COMMENT ON FUNCTION idgen_registry_own_slot(text) IS 'internal: the server''s own worker id or machine id';
 
 -- Reserves SLOT of KIND for WRITER from the end of its last window on (from 0 when it never had
--- one) to the end of its id-time. With takeover, a slot held by a live grant is reserved after
--- that grant's window with a WARNING (the server's own slot, which it already uses);
--- otherwise that is an error.
+-- one) to the end of its id-time. With takeover (the server's own slot, and Citus nodes' slots,
+-- which they already use), a slot held by a live grant is reserved after that grant's window
+-- with a WARNING, and a slot reserved already stays as it is; without, both are errors (a
+-- reservation by the same writer is returned).
 CREATE FUNCTION idgen_registry_reserve(kind text, slot integer, writer text, takeover boolean)
     RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -162,7 +163,7 @@ BEGIN
     SELECT g.grant_id, g.writer INTO holder FROM @extschema@.idgen_registry_grant g
         WHERE g.kind = $1 AND g.slot = $2 AND g.hi = next_free ORDER BY g.grant_id DESC LIMIT 1;
     IF next_free = @extschema@.idgen_registry_time_end(kind) THEN
-        IF holder.writer = $3 THEN
+        IF holder.writer = $3 OR takeover THEN
             RETURN holder.grant_id;
         END IF;
         RAISE EXCEPTION '% slot % is already reserved by writer %', kind, slot, quote_literal(holder.writer)

@@ -26,7 +26,8 @@ CREATE FUNCTION snowflake_sequence(bigint) RETURNS integer
 -- them apart), two with the same worker id equal Snowflake ids. This asks every node of the
 -- Citus cluster (through Citus's connections) for its effective ids, returns one row per node, and
 -- raises an error naming the nodes when two share one. A worker id of -1 (unset: that node
--- makes no Snowflake ids) is no conflict. Without Citus it is an error.
+-- makes no Snowflake ids) is no conflict. Without Citus it is an error. Called on the
+-- coordinator, it also reserves every node's ids in the writer registry.
 CREATE FUNCTION idgen_check_cluster_identities()
     RETURNS TABLE (node text, machine_id integer, worker_id integer)
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -74,7 +75,17 @@ BEGIN
                   DETAIL = format('Two nodes with the same %s can make equal ids.', clash.what),
                   HINT = format('Set %s to a different value on each node (postgresql.conf or ALTER SYSTEM, then reload).', clash.setting);
     END LOOP;
+    -- On the coordinator, each node's ids are reserved in the writer registry (sql/registry.sql),
+    -- so that idgen_acquire never grants them to an application; ids already reserved stay so.
+    IF citus_is_coordinator() THEN
+        FOR i IN 1 .. coalesce(array_length(nodes, 1), 0) LOOP
+            PERFORM @extschema@.idgen_registry_reserve('xid12', machines[i], format('Citus node %s', nodes[i]), true);
+            IF workers[i] >= 0 THEN
+                PERFORM @extschema@.idgen_registry_reserve('snowflake', workers[i], format('Citus node %s', nodes[i]), true);
+            END IF;
+        END LOOP;
+    END IF;
     RETURN QUERY SELECT * FROM unnest(nodes, machines, workers);
 END
 $$;
-COMMENT ON FUNCTION idgen_check_cluster_identities() IS 'Citus: every node''s effective xid12 machine id and Snowflake worker id; an error when two nodes share one';
+COMMENT ON FUNCTION idgen_check_cluster_identities() IS 'Citus: every node''s effective xid12 machine id and Snowflake worker id; an error when two nodes share one; on the coordinator, reserves them in the writer registry';

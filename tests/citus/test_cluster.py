@@ -435,3 +435,24 @@ def test_shard_move_and_rebalance_keep_rows_ids_and_indexes(tables):
                       {"node": node})
     with connect(1) as c:
         assert c.execute("SELECT count(*) = count(DISTINCT id) AND count(*) = count(DISTINCT flake) FROM writes").fetchone()[0]
+
+
+# The writer registry ---------------------------------------------------------------------------
+
+def test_identity_check_reserves_every_nodes_ids_in_the_coordinators_registry(cluster):
+    names = [f"{HOST}:{p}" for p in PORTS]
+    with connect(1) as c:
+        c.execute("SELECT * FROM idgen_check_cluster_identities()")
+        reserved = c.execute(
+            "SELECT kind, slot, writer FROM idgen_grants WHERE reserved AND writer LIKE 'Citus node %' "
+            "ORDER BY kind, slot").fetchall()
+        for n, name in enumerate(names, start=1):  # node n has machine id and worker id n
+            assert ("snowflake", n, f"Citus node {name}") in reserved
+            assert ("xid12", n, f"Citus node {name}") in reserved
+        # Calling it again changes nothing; a writer never gets a node's worker id.
+        c.execute("SELECT * FROM idgen_check_cluster_identities()")
+        assert c.execute("SELECT count(*) FROM idgen_grants WHERE reserved").fetchone()[0] == len(
+            c.execute("SELECT DISTINCT kind, slot FROM idgen_grants WHERE reserved").fetchall())
+        granted = {r[0] for r in c.execute(
+            "SELECT (idgen_acquire('snowflake', 'citus-test-' || n, '1 minute')).slot FROM generate_series(1, 100) n")}
+        assert not granted & {1, 2, 3}

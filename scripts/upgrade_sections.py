@@ -1,0 +1,70 @@
+"""Keeps the upgrade script in progress equal to the living SQL files it copies.
+
+An upgrade script cannot include another file, so sql/pg_idgen--P--V.sql holds copies of
+objects defined in sql/*.sql. Each copy sits between two marker lines:
+
+    -- >>> sql/registry.sql                                  the whole file
+    -- <<< sql/registry.sql
+    -- >>> sql/snowflake.sql idgen_check_cluster_identities  one function, as CREATE OR REPLACE
+    -- <<< sql/snowflake.sql idgen_check_cluster_identities
+
+A function is copied from its `CREATE FUNCTION name(` line through its `COMMENT ON FUNCTION
+name(` line. The test command runs this with --check (the copies must be current); --write
+brings them up to date.
+
+  python3 scripts/upgrade_sections.py --check|--write [ROOT]
+"""
+
+import re
+import sys
+from pathlib import Path
+
+MARK = re.compile(r"^-- >>> (\S+)(?: (\w+))?$", re.M)
+
+
+def section(root, path, function):
+    text = (root / path).read_text()
+    if function is None:
+        return text
+    lines = text.splitlines(keepends=True)
+    start = next(i for i, l in enumerate(lines) if l.startswith(f"CREATE FUNCTION {function}("))
+    end = next(i for i, l in enumerate(lines) if l.startswith(f"COMMENT ON FUNCTION {function}("))
+    body = "".join(lines[start:end + 1])
+    return body.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
+
+
+def regenerate(root, script):
+    text = script.read_text()
+    out, pos = [], 0
+    for m in MARK.finditer(text):
+        head = m.group(0)
+        tail = head.replace("-- >>>", "-- <<<", 1)
+        close = text.index("\n" + tail, m.end())
+        out.append(text[pos:m.end()] + "\n")
+        out.append(section(root, m.group(1), m.group(2)).rstrip("\n") + "\n")
+        pos = close + 1
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def main(argv):
+    mode = argv[1] if len(argv) > 1 else "--check"
+    root = Path(argv[2]) if len(argv) > 2 else Path(__file__).resolve().parent.parent
+    scripts = sorted((root / "sql").glob("pg_idgen--*--*.sql"),
+                     key=lambda p: [int(x) for x in p.name.split("--")[2][:-4].split(".")])
+    script = scripts[-1]
+    fresh = regenerate(root, script)
+    if mode == "--write":
+        script.write_text(fresh)
+        print(f"upgrade sections: {script.name} written")
+        return 0
+    if fresh != script.read_text():
+        print(f"upgrade sections: {script.name} differs from the files it copies; "
+              "run python3 scripts/upgrade_sections.py --write", file=sys.stderr)
+        return 1
+    print(f"upgrade sections: {script.name} matches the files it copies")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

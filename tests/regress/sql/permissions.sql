@@ -30,6 +30,17 @@ SET ROLE regress_idgen_app;
 INSERT INTO regress_app.orders (order_key, n) SELECT rapkey_next('ord.app'), g FROM generate_series(2, 4) g;
 SELECT order_key, n FROM regress_app.orders WHERE n > 1 ORDER BY id;
 SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids FROM regress_app.orders;
+-- The writer registry needs the grants the README lists; without them, permission denied.
+SELECT test_helpers.error_of($$SELECT idgen_acquire('xid12', 'app-writer', '1 minute')$$);
+RESET ROLE;
+GRANT SELECT, INSERT, UPDATE ON idgen_registry_grant, idgen_registry_slot TO regress_idgen_app;
+GRANT USAGE ON SEQUENCE idgen_registry_grant_id_seq TO regress_idgen_app;
+GRANT SELECT ON idgen_grants TO regress_idgen_app;
+SET ROLE regress_idgen_app;
+SELECT a.kind, r.hi >= a.hi AS renewed, l.hi = l.lo AS released
+FROM idgen_acquire('snowflake', 'app-writer', '1 minute') a,
+     LATERAL idgen_renew(a.grant_id, a.token) r, LATERAL idgen_release(a.grant_id, a.token, '-infinity') l;
+SELECT count(*) AS own_grants FROM idgen_grants WHERE writer = 'app-writer';
 -- idgen_backfill runs with the caller's rights: the table's owner fills it, and the progress
 -- row is the owner's own.
 ALTER TABLE regress_app.orders ADD COLUMN later_id xid12;
@@ -54,5 +65,6 @@ DELETE FROM idgen_backfill_progress WHERE run_by = 'regress_idgen_app';
 DROP SCHEMA regress_app CASCADE;
 DELETE FROM rapkey_counter WHERE prefix = 'ord.app';
 REVOKE ALL ON rapkey_counter FROM regress_idgen_app;
+REVOKE ALL ON idgen_registry_grant, idgen_registry_slot, idgen_registry_grant_id_seq, idgen_grants FROM regress_idgen_app;
 REVOKE USAGE ON SCHEMA test_helpers FROM regress_idgen_app;
 DROP ROLE regress_idgen_app;

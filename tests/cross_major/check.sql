@@ -56,5 +56,34 @@ BEGIN
         RAISE EXCEPTION 'rows went missing';
     END IF;
 END $$;
+
+-- The writer registry came along: the same grants, the token still renews its grant, new grant
+-- ids follow the old ones, and windows of one slot still cannot overlap.
+DO $$
+DECLARE
+    g record;
+BEGIN
+    IF (SELECT digest FROM registry_fingerprint) IS DISTINCT FROM
+       (SELECT md5(string_agg(concat_ws(':', grant_id, kind, slot, writer, pool, lo, hi, reserved, released_at IS NULL),
+                              ',' ORDER BY grant_id)) FROM idgen_grants) THEN
+        RAISE EXCEPTION 'the registry differs from what the old server stored';
+    END IF;
+    SELECT r.* INTO g FROM held h, idgen_renew(h.grant_id, h.token) r;
+    IF g.slot IS DISTINCT FROM (SELECT slot FROM held) THEN
+        RAISE EXCEPTION 'the moved grant did not renew';
+    END IF;
+    SELECT * INTO g FROM idgen_acquire('snowflake', 'after-move', '1 minute');
+    IF g.grant_id <= (SELECT max_grant FROM registry_fingerprint) OR g.slot IN (900, (SELECT slot FROM held)) THEN
+        RAISE EXCEPTION 'a new grant reused a grant id or a held slot: %', g;
+    END IF;
+    BEGIN
+        INSERT INTO idgen_registry_grant (kind, slot, pool, writer, reserved, token_sha256, lo, hi, granted_at)
+        SELECT kind, slot, 'app', 'forged', false, '\x00', lo, lo + 1, now()
+        FROM idgen_registry_grant WHERE grant_id = (SELECT grant_id FROM held);
+        RAISE EXCEPTION 'an overlapping window was accepted';
+    EXCEPTION WHEN exclusion_violation THEN
+        NULL;
+    END;
+END $$;
 \o
 SELECT current_database() || ': all checks passed' AS cross_major;

@@ -1,10 +1,18 @@
 //! The client crate against the built-ins a Rust user would compare it with, measured in the
 //! same run: `FromSql` for `Xid` against `uuid::Uuid`'s (target: at most 1.0x), and
-//! `Xid::new()` against `uuid::Uuid::new_v4()`. Prints nanoseconds per call and ratios; no
+//! `Xid::new()` against `uuid::Uuid::new_v4()`, and generators bound to a writer grant against
+//! the plain ones (target: at most 1.1x per id). Prints nanoseconds per call and ratios; no
 //! assertions (machines are noisy).
 //!
 //!   cargo bench -p pg-idgen-client --features postgres
+//!
+//! The grant-bound generators of `registry` need a server: with PG_IDGEN_HOST (socket
+//! directory) and PG_IDGEN_PORT set, they are measured through a real grant in a database
+//! `rust_client_bench` (made afresh); without, only the core's state machines are compared.
 
+use idgen_core::grant::{GrantStep, SnowflakeGrant, Window, XidGrant};
+use idgen_core::snowflake::{Config, SnowflakeState, Step};
+use pg_idgen_client::registry::Registry;
 use pg_idgen_client::{Snowflake, Xid, XidGenerator};
 use postgres_types::{FromSql, Kind, Type};
 use std::hint::black_box;
@@ -135,4 +143,129 @@ fn main() {
         black_box(s.next_id().unwrap());
     });
     println!("generate:             Snowflake::next_id {sf_ns:6.2} ns (the layout allows at most 4096 per ms, 244 ns each)");
+
+    grants(rounds);
+}
+
+/// Grant-bound against plain, per id: the core's state machines always; the client's
+/// generators when a server is given.
+fn grants(rounds: usize) {
+    // Snowflake ids are bounded by 4096 per ms; a fake clock that moves on every 4096 calls
+    // measures the generators, not the clock.
+    let n = 200_000;
+    let cfg = Config {
+        worker: 7,
+        ..Config::default()
+    };
+    let epoch = cfg.epoch_ms;
+    let start = 1_700_000_000_000i64;
+    let mut plain = SnowflakeState::new();
+    let mut bound = SnowflakeGrant::new(epoch, 7, Window::new(0, i64::MAX >> 22), 5000).unwrap();
+    let (mut tp, mut tb) = (start, start);
+    let (plain_ns, bound_ns) = best_pair_ns(
+        rounds,
+        n,
+        |i| {
+            if i % 4096 == 0 {
+                tp += 1;
+            }
+            match plain.next(black_box(tp), &cfg) {
+                Ok(Step::Issued(id)) => {
+                    black_box(id);
+                }
+                other => panic!("{other:?}"),
+            }
+        },
+        |i| {
+            if i % 4096 == 0 {
+                tb += 1;
+            }
+            match bound.next(black_box(tb)) {
+                Ok(GrantStep::Issued(id)) => {
+                    black_box(id);
+                }
+                other => panic!("{other:?}"),
+            }
+        },
+    );
+    println!("core, Snowflake:      SnowflakeState::next {plain_ns:6.2} ns   SnowflakeGrant::next {bound_ns:6.2} ns   ratio {:.2}x (target <= 1.1x)", bound_ns / plain_ns);
+
+    let mut plain = idgen_core::xid::Generator::new();
+    let mut bound = XidGrant::new(0x010203, Window::new(0, 1 << 32), 5).unwrap();
+    let (plain_ns, bound_ns) = best_pair_ns(
+        rounds,
+        n,
+        |i| {
+            black_box(
+                plain
+                    .next(black_box(1_700_000_000), [1, 2, 3], 1, i as u32 & 0xff_ffff)
+                    .unwrap(),
+            );
+        },
+        |i| match bound.next(black_box(1_700_000_000), 1, i as u32 & 0xff_ffff) {
+            Ok(GrantStep::Issued(id)) => {
+                black_box(id);
+            }
+            other => panic!("{other:?}"),
+        },
+    );
+    println!("core, xid12:          xid::Generator::next {plain_ns:6.2} ns   XidGrant::next {bound_ns:6.2} ns   ratio {:.2}x (target <= 1.1x)", bound_ns / plain_ns);
+
+    let (Ok(host), Ok(port)) = (
+        std::env::var("PG_IDGEN_HOST"),
+        std::env::var("PG_IDGEN_PORT"),
+    ) else {
+        println!("client, grant-bound:  skipped (set PG_IDGEN_HOST and PG_IDGEN_PORT of a server with pg_idgen)");
+        return;
+    };
+    let port: u16 = port.parse().expect("PG_IDGEN_PORT is a port");
+    let connect = move |db: &str| {
+        postgres::Config::new()
+            .host_path(&host)
+            .port(port)
+            .user("postgres")
+            .dbname(db)
+            .connect(postgres::NoTls)
+    };
+    let mut admin = connect("postgres").unwrap();
+    admin
+        .batch_execute("DROP DATABASE IF EXISTS rust_client_bench WITH (FORCE); CREATE DATABASE rust_client_bench")
+        .unwrap();
+    connect("rust_client_bench")
+        .unwrap()
+        .batch_execute("CREATE EXTENSION pg_idgen")
+        .unwrap();
+    let registry = Registry::new(move || connect("rust_client_bench")).writer("bench");
+    let granted = registry
+        .snowflake(std::time::Duration::from_secs(600))
+        .unwrap();
+    let s = Snowflake::new(i64::from(granted.worker())).unwrap();
+    // The system clock: both are bounded by 4096 ids per ms, so fewer ids per round.
+    let n = 20_000;
+    let (plain_ns, bound_ns) = best_pair_ns(
+        rounds,
+        n,
+        |_| {
+            black_box(s.next_id().unwrap());
+        },
+        |_| {
+            black_box(granted.next_id().unwrap());
+        },
+    );
+    println!("client, Snowflake:    Snowflake::next_id {plain_ns:6.2} ns   GrantedSnowflake::next_id {bound_ns:6.2} ns   ratio {:.2}x (target <= 1.1x)", bound_ns / plain_ns);
+    let xg = XidGenerator::with_machine([1, 2, 3]);
+    let gx = registry.xid12(std::time::Duration::from_secs(600)).unwrap();
+    let n = 200_000;
+    let (plain_ns, bound_ns) = best_pair_ns(
+        rounds,
+        n,
+        |_| {
+            black_box(xg.next_id().unwrap());
+        },
+        |_| {
+            black_box(gx.next_id().unwrap());
+        },
+    );
+    println!("client, xid12:        XidGenerator::next_id {plain_ns:6.2} ns   GrantedXid::next_id {bound_ns:6.2} ns   ratio {:.2}x (target <= 1.1x)", bound_ns / plain_ns);
+    registry.close().unwrap();
 }

@@ -1,6 +1,7 @@
 //! One error type for the whole crate: what went wrong, worded for a person.
 
 use idgen_core::base32hex::{DecodeError, CHARS};
+use idgen_core::grant::GrantError;
 use idgen_core::rapkey::RapkeyError;
 use idgen_core::snowflake::SnowflakeError;
 use idgen_core::xid::{XidError, LEN, MAX_COUNTER, MAX_MACHINE};
@@ -20,6 +21,20 @@ pub enum Error {
     Snowflake(SnowflakeError),
     /// A rapkey, body, part or prefix that breaks the grammar or the check character.
     Rapkey(RapkeyError),
+    /// A generator bound to a writer grant refused: the clock is outside what the registry
+    /// granted (and waiting or renewing did not help), or the registry granted a slot outside
+    /// the kind's range.
+    Grant(GrantError),
+    /// The writer registry (the database) refused or could not be reached: the SQLSTATE when
+    /// the server sent one (53400: every Snowflake slot is held), and the message.
+    Registry {
+        sqlstate: Option<String>,
+        message: String,
+    },
+    /// The grant-bound generator, or its registry, was closed.
+    Closed,
+    /// A grant-bound generator used in a child made by `fork()`: the grant is the parent's.
+    Forked,
 }
 
 impl std::error::Error for Error {}
@@ -89,6 +104,15 @@ impl fmt::Display for Error {
             },
             Error::Snowflake(e) => snowflake_message(f, e),
             Error::Rapkey(e) => rapkey_message(f, e),
+            Error::Grant(e) => grant_message(f, e),
+            Error::Registry { sqlstate, message } => match sqlstate {
+                Some(code) => write!(f, "writer registry: {message} (SQLSTATE {code})"),
+                None => write!(f, "writer registry: {message}"),
+            },
+            Error::Closed => f.write_str("the grant-bound generator is closed"),
+            Error::Forked => f.write_str(
+                "a grant-bound generator was used in a child process made by fork(): the grant is the parent's; make a new Registry in the child",
+            ),
         }
     }
 }
@@ -142,6 +166,71 @@ fn snowflake_message(f: &mut fmt::Formatter<'_>, e: &SnowflakeError) -> fmt::Res
         SnowflakeError::NegativeId { id } => {
             write!(f, "{id} is not a snowflake id: snowflake ids are never negative")
         }
+    }
+}
+
+/// Seconds with one decimal, from milliseconds.
+fn seconds(ms: i64) -> String {
+    let tenths = (ms.unsigned_abs() + 50) / 100;
+    format!(
+        "{}{}.{} s",
+        if ms < 0 { "-" } else { "" },
+        tenths / 10,
+        tenths % 10
+    )
+}
+
+/// A unix millisecond as `YYYY-MM-DD HH:MM:SS.mmm UTC` (proleptic Gregorian calendar).
+pub(crate) fn utc(unix_ms: i64) -> String {
+    let days = unix_ms.div_euclid(86_400_000);
+    let ms = unix_ms.rem_euclid(86_400_000);
+    // Days to civil date (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{:03} UTC",
+        ms / 3_600_000,
+        ms / 60_000 % 60,
+        ms / 1000 % 60,
+        ms % 1000
+    )
+}
+
+fn grant_message(f: &mut fmt::Formatter<'_>, e: &GrantError) -> fmt::Result {
+    match *e {
+        GrantError::ClockBeforeWindow {
+            behind_ms,
+            window_start_unix_ms,
+            max_wait_ms,
+        } => write!(
+            f,
+            "the clock is {} behind the grant's window, which starts at {} (the generator waits up to {}): is this machine's clock behind the database server's?",
+            seconds(behind_ms),
+            utc(window_start_unix_ms),
+            seconds(max_wait_ms)
+        ),
+        GrantError::ClockAfterWindow {
+            ahead_ms,
+            window_end_unix_ms,
+        } => write!(
+            f,
+            "the grant's window ended at {} and renewing it did not move its end: the clock is {} ahead of it (is this machine's clock ahead of the database server's?)",
+            utc(window_end_unix_ms),
+            seconds(ahead_ms)
+        ),
+        GrantError::SlotOutOfRange { slot, max } => write!(
+            f,
+            "the registry granted slot {slot}, outside the range 0 .. {max}"
+        ),
+        GrantError::Snowflake(e) => snowflake_message(f, &e),
+        GrantError::Xid(e) => fmt::Display::fmt(&Error::XidParts(e), f),
     }
 }
 
@@ -234,6 +323,16 @@ impl From<XidError> for Error {
 impl From<SnowflakeError> for Error {
     fn from(e: SnowflakeError) -> Self {
         Error::Snowflake(e)
+    }
+}
+
+impl From<GrantError> for Error {
+    fn from(e: GrantError) -> Self {
+        match e {
+            GrantError::Snowflake(e) => Error::Snowflake(e),
+            GrantError::Xid(e) => Error::XidParts(e),
+            other => Error::Grant(other),
+        }
     }
 }
 

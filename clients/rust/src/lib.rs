@@ -7,17 +7,23 @@
 //! - [`Snowflake`]: the server's Snowflake layout and generator for one worker id; decoders in
 //!   [`snowflake`].
 //! - [`rapkey`]: validator, builder, check character and prefix ranges.
+//! - [`registry`] (features `postgres`, `sqlx`): Snowflake and xid12 generators whose worker /
+//!   machine id is granted by the database's writer registry, for a window of id-time, so that
+//!   no two writers make the same id whatever their clocks do.
 //!
 //! The codec, layouts, check characters and generator state machines are the extension's own
 //! (the `idgen-core` crate): one implementation of the format.
 //!
-//! Features: `serde` (an `Xid` as its text), `postgres` (`postgres-types` `ToSql`/`FromSql`),
-//! `sqlx` (`Type`/`Encode`/`Decode`, arrays).
+//! Features: `serde` (an `Xid` as its text), `postgres` (`postgres-types` `ToSql`/`FromSql`, and
+//! [`registry::Registry`]), `sqlx` (`Type`/`Encode`/`Decode`, arrays, and
+//! [`registry::AsyncRegistry`], which needs a tokio runtime).
 
 mod error;
 #[cfg(feature = "postgres")]
 mod postgres_ext;
 pub mod rapkey;
+#[cfg(any(feature = "postgres", feature = "sqlx"))]
+pub mod registry;
 #[cfg(feature = "serde")]
 mod serde_ext;
 pub mod snowflake;

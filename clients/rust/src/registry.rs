@@ -1,0 +1,356 @@
+//! Writers whose identity comes from the database: Snowflake worker ids and xid12 machine ids
+//! granted by pg_idgen's writer registry (`idgen_acquire`, `idgen_renew`, `idgen_release`).
+//!
+//! A *grant* gives this process one *slot* (a Snowflake worker id, or an xid12 machine id) for
+//! a *window* `[lo, hi)` of id-time. The registry never grants overlapping windows of one slot,
+//! and a generator bound to a grant makes only ids of its slot inside its window, strictly
+//! increasing, so two writers never make the same id whatever their clocks do. The rules are
+//! the core's ([`idgen_core::grant`]); this module talks to the database:
+//!
+//! - the first grant is acquired when the generator is made;
+//! - it is renewed at about half the lease (a background thread for [`Registry`]; inline, in
+//!   the first `next_id` after that time, for [`AsyncRegistry`]), and synchronously when the
+//!   window is over or used up;
+//! - a grant lost (SQLSTATE 55000: the slot's next id-time went to another writer, or the grant
+//!   was released) is never used again: a new grant is acquired, maybe of another slot;
+//! - when the registry cannot be reached and the window is over, `next_id` fails; it never
+//!   makes an id outside the window;
+//! - `close()` (and dropping the generator) releases the grant with the time of the last id
+//!   made under it, so the rest of the window is free at once.
+//!
+//! Queries are single statements without named prepared statements or session state, so the
+//! registry works through PgBouncer in transaction mode. The extension's functions are called
+//! in its own schema, found through `pg_extension`.
+
+#[cfg(feature = "postgres")]
+mod blocking;
+#[cfg(feature = "sqlx")]
+mod nonblocking;
+
+#[cfg(feature = "postgres")]
+pub use blocking::{GrantedSnowflake, GrantedXid, Registry};
+#[cfg(feature = "sqlx")]
+pub use nonblocking::{AsyncGrantedSnowflake, AsyncGrantedXid, AsyncRegistry};
+
+use crate::{Error, Xid};
+use idgen_core::grant::{GrantError, GrantStep, SnowflakeGrant, Window, XidGrant};
+use idgen_core::xid::LocalCounter;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub use idgen_core::grant::{DEFAULT_MAX_WAIT_MS, DEFAULT_MAX_WAIT_S};
+
+/// The lease asked for when none is given: the registry's own default.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(600);
+
+/// A clock in unix milliseconds.
+pub(crate) type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+fn system_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// How many times this process's ancestors forked into it, as far as the fork handler saw.
+static FORKS: AtomicU64 = AtomicU64::new(0);
+
+#[cfg(unix)]
+extern "C" fn forked_child() {
+    FORKS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The process's fork count, with the fork handler installed (once) first. A generator made
+/// under one count must not run under another: a child made by `fork()` would share its
+/// parent's grant and high-water mark.
+pub(crate) fn fork_count() -> u64 {
+    static INSTALLED: OnceLock<()> = OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        #[cfg(unix)]
+        // SAFETY: registers a handler that only increments an atomic, which is async-signal-safe.
+        unsafe {
+            libc::pthread_atfork(None, None, Some(forked_child));
+        }
+    });
+    FORKS.load(Ordering::Relaxed)
+}
+
+/// Whether the process forked since `count` was read.
+#[inline]
+pub(crate) fn forked_since(count: u64) -> bool {
+    FORKS.load(Ordering::Relaxed) != count
+}
+
+/// A writer name a person can trace: `{hostname}:{pid}`.
+pub fn default_writer() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string());
+    format!("{host}:{}", std::process::id())
+}
+
+/// What every registry of either driver is configured with.
+#[derive(Clone)]
+pub(crate) struct Settings {
+    pub writer: String,
+    pub pool: String,
+    /// How long a clock before the window (or, Snowflake, stepped back) waits, in ms.
+    pub max_wait_ms: i64,
+    pub clock: Clock,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            writer: default_writer(),
+            pool: "app".to_string(),
+            max_wait_ms: DEFAULT_MAX_WAIT_MS,
+            clock: Arc::new(system_ms),
+        }
+    }
+}
+
+/// The kind of a grant, as the SQL functions spell it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Snowflake,
+    Xid12,
+}
+
+impl Kind {
+    pub fn sql(self) -> &'static str {
+        match self {
+            Kind::Snowflake => "snowflake",
+            Kind::Xid12 => "xid12",
+        }
+    }
+}
+
+/// One row of `idgen_acquire` / `idgen_renew`, times in unix ms.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GrantRow {
+    pub grant_id: i64,
+    pub token: i64,
+    pub slot: i64,
+    pub lo_ms: i64,
+    pub hi_ms: i64,
+    pub epoch_ms: Option<i64>,
+}
+
+/// What a release needs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GrantRef {
+    pub grant_id: i64,
+    pub token: i64,
+}
+
+impl GrantRow {
+    pub fn grant_ref(&self) -> GrantRef {
+        GrantRef {
+            grant_id: self.grant_id,
+            token: self.token,
+        }
+    }
+}
+
+/// Columns of a grant row, times as unix ms (`lo` rounded up and `hi` down, so a window that
+/// were not whole milliseconds would only shrink). `{f}` is the schema-qualified function call.
+pub(crate) fn grant_query(call: &str) -> String {
+    format!(
+        "SELECT grant_id, token, slot, \
+         ceil(extract(epoch FROM lo) * 1000)::int8, floor(extract(epoch FROM hi) * 1000)::int8, \
+         epoch_ms FROM {call}"
+    )
+}
+
+pub(crate) fn acquire_sql(schema: &str) -> String {
+    grant_query(&format!(
+        "{schema}.idgen_acquire($1::text, $2::text, $3::int8 * interval '1 millisecond', $4::text)"
+    ))
+}
+
+pub(crate) fn renew_sql(schema: &str) -> String {
+    grant_query(&format!(
+        "{schema}.idgen_renew($1::int8, $2::int8, $3::int8 * interval '1 millisecond')"
+    ))
+}
+
+/// `$3`: unix ms of the last id made under the grant, NULL for none ('-infinity').
+pub(crate) fn release_sql(schema: &str) -> String {
+    format!(
+        "SELECT 1 FROM {schema}.idgen_release($1::int8, $2::int8, \
+         CASE WHEN $3::int8 IS NULL THEN '-infinity'::timestamptz \
+         ELSE 'epoch'::timestamptz + $3::int8 * interval '1 millisecond' END)"
+    )
+}
+
+pub(crate) const SCHEMA_SQL: &str = "SELECT quote_ident(n.nspname) FROM pg_extension e \
+     JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_idgen'";
+
+pub(crate) fn not_installed() -> Error {
+    Error::Registry {
+        sqlstate: None,
+        message: "the pg_idgen extension is not installed in this database".into(),
+    }
+}
+
+/// Whether a registry error means the grant is gone for good and a new one must be acquired:
+/// 55000 (grant lost: the slot was continued by another writer, or the grant was released) or
+/// 42704 (no such grant).
+pub(crate) fn is_lost(e: &Error) -> bool {
+    matches!(e, Error::Registry { sqlstate: Some(code), .. } if code == "55000" || code == "42704")
+}
+
+/// A generator bound to a grant, of either kind, in the clients' terms: clock readings and
+/// waits in unix ms.
+pub(crate) trait Core: Send + 'static {
+    type Id: Copy + Send;
+    const KIND: Kind;
+    fn start(row: &GrantRow, max_wait_ms: i64) -> Result<Self, Error>
+    where
+        Self: Sized;
+    fn rebind(&mut self, row: &GrantRow) -> Result<(), Error>;
+    /// `next` at clock reading `now_ms`; a wait is returned in unix ms.
+    fn step(&mut self, now_ms: i64) -> Result<GrantStep<Self::Id>, GrantError>;
+    fn after_window(&self, now_ms: i64) -> GrantError;
+    /// Unix ms of the last id made under the grant bound now, for the release.
+    fn release_time_ms(&self) -> Option<i64>;
+}
+
+pub(crate) struct SnowflakeCore(SnowflakeGrant);
+
+impl Core for SnowflakeCore {
+    type Id = i64;
+    const KIND: Kind = Kind::Snowflake;
+
+    fn start(row: &GrantRow, max_wait_ms: i64) -> Result<Self, Error> {
+        let epoch = snowflake_epoch(row)?;
+        let window = Window::new(row.lo_ms - epoch, row.hi_ms - epoch);
+        Ok(SnowflakeCore(SnowflakeGrant::new(
+            epoch,
+            row.slot,
+            window,
+            max_wait_ms,
+        )?))
+    }
+
+    fn rebind(&mut self, row: &GrantRow) -> Result<(), Error> {
+        let epoch = snowflake_epoch(row)?;
+        if epoch != self.0.epoch_ms() {
+            return Err(Error::Registry {
+                sqlstate: None,
+                message: format!(
+                    "the registry's Snowflake epoch changed from {} to {epoch} while this generator ran",
+                    self.0.epoch_ms()
+                ),
+            });
+        }
+        let window = Window::new(row.lo_ms - epoch, row.hi_ms - epoch);
+        Ok(self.0.rebind(row.slot, window)?)
+    }
+
+    #[inline]
+    fn step(&mut self, now_ms: i64) -> Result<GrantStep<i64>, GrantError> {
+        self.0.next(now_ms)
+    }
+
+    fn after_window(&self, now_ms: i64) -> GrantError {
+        self.0.after_window(now_ms)
+    }
+
+    fn release_time_ms(&self) -> Option<i64> {
+        self.0.grant_last_id_time().map(|t| t + self.0.epoch_ms())
+    }
+}
+
+fn snowflake_epoch(row: &GrantRow) -> Result<i64, Error> {
+    row.epoch_ms.ok_or_else(|| Error::Registry {
+        sqlstate: None,
+        message: "idgen_acquire returned no epoch_ms for a Snowflake grant".into(),
+    })
+}
+
+pub(crate) struct XidCore {
+    grant: XidGrant,
+    pid: u16,
+    counter: LocalCounter,
+}
+
+/// An xid12 window in whole seconds: `lo` rounded up, `hi` down.
+fn xid_window(row: &GrantRow) -> Window {
+    Window::new(
+        row.lo_ms.div_euclid(1000) + i64::from(row.lo_ms.rem_euclid(1000) != 0),
+        row.hi_ms.div_euclid(1000),
+    )
+}
+
+impl Core for XidCore {
+    type Id = Xid;
+    const KIND: Kind = Kind::Xid12;
+
+    fn start(row: &GrantRow, max_wait_ms: i64) -> Result<Self, Error> {
+        Ok(XidCore {
+            grant: XidGrant::new(row.slot, xid_window(row), max_wait_ms / 1000)?,
+            pid: std::process::id() as u16,
+            counter: LocalCounter::starting_at(crate::xid::random_u32()),
+        })
+    }
+
+    fn rebind(&mut self, row: &GrantRow) -> Result<(), Error> {
+        Ok(self.grant.rebind(row.slot, xid_window(row))?)
+    }
+
+    #[inline]
+    fn step(&mut self, now_ms: i64) -> Result<GrantStep<Xid>, GrantError> {
+        let counter = self.counter.take();
+        Ok(
+            match self
+                .grant
+                .next(now_ms.div_euclid(1000), self.pid, counter)?
+            {
+                GrantStep::Issued(id) => GrantStep::Issued(Xid::from_bytes(id.0)),
+                GrantStep::WaitUntil(s) => GrantStep::WaitUntil(s.saturating_mul(1000)),
+                GrantStep::Renew => GrantStep::Renew,
+            },
+        )
+    }
+
+    fn after_window(&self, now_ms: i64) -> GrantError {
+        self.grant.after_window(now_ms.div_euclid(1000))
+    }
+
+    fn release_time_ms(&self) -> Option<i64> {
+        self.grant.grant_last_id_time().map(|s| s * 1000)
+    }
+}
+
+/// How long to sleep for a wait until unix ms `t` seen at `now`: at least 50 µs.
+pub(crate) fn wait_for(t: i64, now: i64) -> Duration {
+    let ms = u64::try_from(t.saturating_sub(now)).unwrap_or(0);
+    Duration::from_millis(ms).max(Duration::from_micros(50))
+}
+
+/// Renew at about half the lease; after a failed background renewal, again in a tenth of the
+/// lease (at least a second, at most the half).
+pub(crate) fn renew_after(lease_ms: i64) -> Duration {
+    Duration::from_millis((lease_ms / 2).max(1) as u64)
+}
+
+pub(crate) fn retry_after(lease_ms: i64) -> Duration {
+    Duration::from_millis((lease_ms / 10).clamp(1000, (lease_ms / 2).max(1000)) as u64)
+}
+
+pub(crate) fn lease_ms(lease: Duration) -> Result<i64, Error> {
+    match i64::try_from(lease.as_millis()) {
+        Ok(ms) if ms >= 1000 => Ok(ms),
+        _ => Err(Error::Registry {
+            sqlstate: None,
+            message: format!("a lease must be at least 1 s, got {lease:?}"),
+        }),
+    }
+}

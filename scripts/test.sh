@@ -10,6 +10,7 @@
 #   bash scripts/test.sh                    # PostgreSQL 14, 15, 16, 17 and 18
 #   bash scripts/test.sh 17 18              # only those versions
 #   bash scripts/test.sh 18 --only SUITE    # one suite only, on those versions
+#   bash scripts/test.sh --fast             # no PostgreSQL: lints, the core's and the clients' unit tests
 #
 # SUITE is one of: lint (cargo fmt --check, cargo clippy -D warnings), core (cargo test -p
 # idgen-core), in-database, a regression suite (a name in tests/regress/sql, such as rapkey;
@@ -17,22 +18,64 @@
 # as test_xid12.py), rust-client, cross-major, reliability (or reliability:SCENARIO, see
 # reliability.sh), citus, recipes, bench, packaging (the release check, reinstalling under load,
 # the .deb packages, make installcheck, the PGXN zip).
+# The fast tier touches no PostgreSQL and no cluster: it does not wait for the other scripts' lock.
+case " $* " in *" --fast "*) export PG_IDGEN_LOCKED=1 ;; esac
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 VERSIONS=()
 ONLY=""
+FAST=no
 while [ $# -gt 0 ]; do
     case $1 in
         --only) ONLY=${2:?--only needs a suite}; shift 2 ;;
+        --fast) FAST=yes; shift ;;
         *) VERSIONS+=("$1"); shift ;;
     esac
 done
+
 [ ${#VERSIONS[@]} -gt 0 ] || read -ra VERSIONS <<<"$PG_VERSIONS"
 PORT=${PORTS[test]}
 PLAIN_PORT=${PORTS[test-plain]}
 trap 'for c in test test-plain upgrade-old upgrade-new; do stop_cluster $c; done' EXIT
 
 REGRESS_SUITES=$(cd "$ROOT/tests/regress/sql" && ls -- *.sql | sed 's/\.sql$//')
+ISOLATION_SPECS=$(cd "$ROOT/tests/isolation/specs" && ls -- *.spec | sed 's/\.spec$//')
+# Each file has its expected output and each expected output its file: a test that nothing
+# compares, or a comparison with no test, fails the run.
+check_regress_files() {
+    local name
+    for name in $REGRESS_SUITES; do
+        [ -f "$ROOT/tests/regress/expected/$name.out" ] || die "tests/regress/sql/$name.sql has no expected/$name.out"
+    done
+    for name in $(cd "$ROOT/tests/regress/expected" && ls -- *.out | sed 's/\.out$//'); do
+        grep -qxF -- "$name" <<<"$REGRESS_SUITES" || die "tests/regress/expected/$name.out has no sql/$name.sql"
+    done
+    for name in $ISOLATION_SPECS; do
+        [ -f "$ROOT/tests/isolation/expected/$name.out" ] || die "tests/isolation/specs/$name.spec has no expected output"
+    done
+}
+
+# --fast: what needs no PostgreSQL and, once the dependencies are cached, no network: formatting
+# and lints, the core's unit and property tests, the shared vectors and generator traces, and
+# the clients' unit tests.
+if [ "$FAST" = yes ]; then
+    started=$SECONDS
+    say "fast tier: cargo fmt --check, clippy of the core and the Rust client, the version and upgrade-script checks"
+    (cd "$ROOT" && cargo fmt --all --check &&
+        cargo clippy -p idgen-core -p pg-idgen-client --all-features --all-targets -- -D warnings)
+    python3 "$ROOT/scripts/release_check.py" "$ROOT"
+    python3 "$ROOT/scripts/upgrade_sections.py" --check
+    check_regress_files
+    say "fast tier: the core's unit, property and trace tests"
+    (cd "$ROOT" && cargo test -q -p idgen-core)
+    say "fast tier: the Rust client's tests that need no server"
+    (cd "$ROOT" && env -u PG_IDGEN_HOST -u PG_IDGEN_PORT cargo test -q -p pg-idgen-client --all-features)
+    say "fast tier: the Python client's unit tests"
+    ensure_venv
+    "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider "$ROOT/clients/python/tests"
+    say "fast tier passed in $((SECONDS - started)) s"
+    exit 0
+fi
 CLIENT_FILES=$(cd "$ROOT/tests/client" && ls -- test_*.py)
 # wants SUITE: whether this run includes it (every suite without --only).
 wants() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
@@ -54,6 +97,7 @@ if wants lint; then
     say "cargo fmt --check, clippy of the pure core, the upgrade script's copies of sql/*.sql"
     (cd "$ROOT" && cargo fmt --all --check && cargo clippy -p idgen-core --all-targets -- -D warnings)
     python3 "$ROOT/scripts/upgrade_sections.py" --check
+    check_regress_files
 fi
 if wants packaging; then
     bash "$ROOT/scripts/test_packaging.sh" release-check
@@ -72,8 +116,27 @@ run_regress() { # CLUSTER PORT NAME TEST...
         || { head -300 "$out/regression.diffs" 2>/dev/null; return 1; }
 }
 
-# The regression tests for the preloaded cluster, in order, with those that need a newer
-# server or ICU only where they apply.
+# Every file of tests/regress/sql runs: setup first, then the others in name order on the
+# preloaded cluster, except those this table names. A file is listed here only when it needs
+# something: the plain cluster, a newer server, or ICU.
+declare -A REGRESS_NEEDS=(
+    [no_preload]=plain     # the library not preloaded: the plain cluster
+    [soft_errors]=pg16     # soft input errors (pg_input_is_valid) came with 16
+    [on_error]=pg17        # COPY ... ON_ERROR came with 17
+    [rapkey_icu]=icu       # an ICU collation
+)
+# regress_applies NAME: whether the preloaded cluster of this server runs it.
+regress_applies() {
+    case ${REGRESS_NEEDS[$1]:-} in
+        "") return 0 ;;
+        plain) return 1 ;;
+        pg16) [ "$PG_MAJOR" -ge 16 ] ;;
+        pg17) [ "$PG_MAJOR" -ge 17 ] ;;
+        icu) [ "$HAS_ICU" = yes ] ;;
+        *) die "tests/regress: unknown need '${REGRESS_NEEDS[$1]}' of $1" ;;
+    esac
+}
+# The regression tests for the preloaded cluster, in order.
 preloaded_tests() {
     if [ -n "$ONLY" ]; then
         # The one suite asked for, after setup (the helpers every suite uses).
@@ -81,12 +144,11 @@ preloaded_tests() {
         case $ONLY in setup) echo setup ;; no_preload) ;; *) echo setup "$ONLY" ;; esac
         return 0
     fi
-    echo setup xid12_io xid12_casts xid12_index xid12_generate snowflake rapkey search_path encodings permissions quoting registry
-    echo scale_out
-    [ "$PG_MAJOR" -ge 16 ] && echo soft_errors
-    [ "$PG_MAJOR" -ge 17 ] && echo on_error
-    [ "$HAS_ICU" = yes ] && echo rapkey_icu
-    return 0
+    local name
+    echo setup
+    for name in $REGRESS_SUITES; do
+        [ "$name" = setup ] || ! regress_applies "$name" || echo "$name"
+    done
 }
 
 # scripts/package.sh builds a tarball holding the library, the control file and every install
@@ -112,9 +174,10 @@ test_package() {
 run_isolation() { # CLUSTER PORT
     local out=$ROOT/target/isolation-pg$PG_MAJOR
     rm -rf "$out"
+    # shellcheck disable=SC2086
     "$(dirname "$PG_REGRESS")/../isolation/pg_isolation_regress" --bindir="$BINDIR" \
         --host="$(socket_dir "$1")" --port="$2" --user=postgres --inputdir="$ROOT/tests/isolation" \
-        --outputdir="$out" --dbname=isolation_pg_idgen --load-extension=pg_idgen rapkey_next registry_last_slot \
+        --outputdir="$out" --dbname=isolation_pg_idgen --load-extension=pg_idgen $ISOLATION_SPECS \
         || { cat "$out/regression.diffs" 2>/dev/null; return 1; }
 }
 

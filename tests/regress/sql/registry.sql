@@ -108,7 +108,13 @@ SELECT count(*) + (SELECT count(*) FROM idgen_grants WHERE kind = 'snowflake' AN
 -- Release one (it made no id): the next acquire gets that slot.
 SELECT r.hi = r.lo AS emptied FROM (SELECT * FROM fill ORDER BY slot LIMIT 1) f,
     idgen_release(f.grant_id, f.token, '-infinity') r;
-SELECT a.slot = (SELECT min(slot) FROM fill) AS same_slot FROM idgen_acquire('snowflake', 'next', '1 minute') a;
+INSERT INTO fill SELECT * FROM idgen_acquire('snowflake', 'next', '1 minute')
+    RETURNING slot = (SELECT min(slot) FROM fill) AS same_slot;
 -- Windows of one slot never overlap (also checked by the constraint).
 SELECT count(*) AS overlapping_pairs FROM idgen_registry_grant a JOIN idgen_registry_grant b
     ON a.kind = b.kind AND a.slot = b.slot AND a.grant_id < b.grant_id AND a.span && b.span;
+-- The fill's grants end: later suites find every Snowflake slot free again.
+SELECT count(*) = (SELECT count(*) FROM fill) AS every_grant_ended FROM fill f, idgen_release(f.grant_id, f.token, '-infinity') r;
+SELECT count(*) AS snowflake_slots_held FROM idgen_registry_slot WHERE kind = 'snowflake' AND NOT EXISTS (
+    SELECT FROM idgen_registry_grant g WHERE g.kind = 'snowflake' AND g.slot = idgen_registry_slot.slot AND g.reserved)
+    AND next_free > extract(epoch FROM clock_timestamp()) * 1000 - current_setting('pg_idgen.snowflake_epoch')::bigint;

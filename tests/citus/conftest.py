@@ -10,6 +10,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from threads import run_concurrently  # noqa: E402,F401  (the suites import it from here)
 
 PORTS = [int(p) for p in os.environ["PG_IDGEN_CITUS_PORTS"].split()]
+# Where scripts/test_citus.sh keeps the nodes (and their server.log), in node order.
+CLUSTERS = os.environ.get("PG_IDGEN_CLUSTERS", "/var/tmp/pg_idgen")
+NODE_NAMES = ["citus-coord", "citus-w1", "citus-w2"]
 DB = "citus_tests"
 HOST = "127.0.0.1"
 
@@ -36,3 +39,10 @@ def cluster():
             coord.execute("SELECT citus_add_node(%s, %s)", (HOST, port))
         coord.execute("CREATE EXTENSION pg_idgen")
     return PORTS
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """A failed run ends by saying where the nodes' logs are."""
+    if exitstatus:
+        terminalreporter.write_line(
+            "server logs: " + ", ".join(f"{CLUSTERS}/{name}/server.log" for name in NODE_NAMES))

@@ -7,7 +7,7 @@ import time
 import psycopg
 import pytest
 
-from conftest import HOST, PORTS, connect, run_concurrently
+from conftest import CLUSTERS, HOST, NODE_NAMES, PORTS, connect, run_concurrently
 
 ORDERS = 120_000  # cursor pagination goes over more than 100,000 rows
 EVENTS = 120_000
@@ -293,13 +293,25 @@ def test_writes_through_every_node_make_unique_ids_naming_their_node(cluster):
 # The shared-identity guard ---------------------------------------------------------------------------
 
 def set_on_node(node: int, setting: str, value) -> None:
+    """ALTER SYSTEM SET (RESET with None: back to postgresql.conf's, where node n has n) and a
+    reload; then polls SHOW in new sessions on that node until they have it (the sessions the
+    next statements open, from any node, are as new), within 60 s."""
     with connect(node) as c:
         if value is None:
             c.execute(f"ALTER SYSTEM RESET {setting}")
         else:
             c.execute(f"ALTER SYSTEM SET {setting} = {int(value)}")
         c.execute("SELECT pg_reload_conf()")
-    time.sleep(0.5)
+    expected = str(node if value is None else int(value))
+    seen, deadline = None, time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with connect(node) as c:
+            seen = c.execute(f"SHOW {setting}").fetchone()[0]
+        if seen == expected:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{setting} on node {node} still reads {seen!r} 60 s after pg_reload_conf(), "
+                         f"expected {expected!r} (server log: {CLUSTERS}/{NODE_NAMES[node - 1]}/server.log)")
 
 
 def test_identity_guard_reports_nodes_sharing_an_id(cluster):

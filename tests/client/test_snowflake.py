@@ -5,7 +5,7 @@ import time
 import psycopg
 import pytest
 
-from conftest import connect, run_concurrently
+from conftest import connect, run_concurrently, wait_for_setting
 
 CONNECTIONS = 16
 PER_CONNECTION = 100_000
@@ -60,44 +60,62 @@ def test_without_preload_is_an_error():
         assert "shared_preload_libraries" in str(err.value)
 
 
+# The epoch moved this much later stands in for a clock stepping back: a call waits about as
+# long (at most pg_idgen.snowflake_max_backward_ms, which allows 60 s).
+EPOCH_SHIFT_S = 50
+
+
 def test_a_wait_for_the_clock_is_visible_and_cancellable(database, worker_42):
-    """A call that waits for the clock (the epoch moved 10 s later stands in for a clock
-    stepping back) waits on its latch: pg_stat_activity shows it, and a cancel ends it at once."""
+    """A call that waits for the clock (the epoch moved 50 s later stands in for a clock
+    stepping back) waits on its latch: pg_stat_activity shows it, and a cancel ends it, long
+    before the clock would have."""
+    default_epoch = 1288834974657
     with connect(dbname=database) as waiter, connect(dbname=database) as admin:
-        waiter.execute("SET pg_idgen.snowflake_max_backward_ms = 20000")
+        waiter.execute("SET pg_idgen.snowflake_max_backward_ms = 60000")
+        issued = time.monotonic()
         waiter.execute("SELECT gen_snowflake()")
-        admin.execute("ALTER SYSTEM SET pg_idgen.snowflake_epoch = '1288834984657'")
+        admin.execute(f"ALTER SYSTEM SET pg_idgen.snowflake_epoch = '{default_epoch + EPOCH_SHIFT_S * 1000}'")
         admin.execute("SELECT pg_reload_conf()")
-        time.sleep(0.5)
+        # Once new sessions read it, the waiter (idle, signalled by the postmaster) applies it
+        # before its next statement.
+        wait_for_setting("pg_idgen.snowflake_epoch", default_epoch + EPOCH_SHIFT_S * 1000)
         outcome = {}
 
         def wait() -> None:
-            started = time.monotonic()
             try:
                 waiter.execute("SELECT gen_snowflake()")
                 outcome["result"] = "returned"
             except psycopg.errors.QueryCanceled:
                 outcome["result"] = "canceled"
-            outcome["seconds"] = time.monotonic() - started
+            outcome["ended"] = time.monotonic()
 
         thread = threading.Thread(target=wait)
         try:
             thread.start()
-            seen = None
-            for _ in range(60):
+            # The wait is seen within 30 s (it shows within milliseconds on an idle machine).
+            seen, stop = None, time.monotonic() + 30
+            while time.monotonic() < stop:
                 seen = admin.execute(
                     "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s AND state = 'active'",
                     [waiter.info.backend_pid]).fetchone()
                 if seen and seen[0] == "Extension":
                     break
                 time.sleep(0.05)
-            assert seen == ("Extension",)
+            assert seen == ("Extension",), f"the waiting call's wait event, 30 s after it started: {seen}"
+            cancelled = time.monotonic()
             admin.execute("SELECT pg_cancel_backend(%s)", [waiter.info.backend_pid])
-            thread.join(5)
-            assert outcome["result"] == "canceled"
-            assert outcome["seconds"] < 5  # the wait would have lasted about 10 s
+            thread.join(EPOCH_SHIFT_S + 10)
+            assert outcome.get("result") == "canceled", outcome
+            # The clock would have ended the wait no sooner than EPOCH_SHIFT_S after the first
+            # id was issued; the cancel ended it well before (a margin of 10 s for the cancel
+            # to land), whenever on a slow machine it was sent.
+            clock_end = issued + EPOCH_SHIFT_S
+            assert outcome["ended"] < clock_end - 10, (
+                f"the call ended {outcome['ended'] - cancelled:.1f} s after the cancel, "
+                f"{outcome['ended'] - issued:.1f} s after the first id: not long before the clock would have "
+                f"ended it ({EPOCH_SHIFT_S} s; cancel sent {cancelled - issued:.1f} s after the first id)")
         finally:
             thread.join()
             admin.execute("ALTER SYSTEM RESET pg_idgen.snowflake_epoch")
             admin.execute("SELECT pg_reload_conf()")
-            time.sleep(0.5)
+            wait_for_setting("pg_idgen.snowflake_epoch", default_epoch)

@@ -199,6 +199,7 @@ fn renewal_moves_hi() {
     let mut made = Vec::new();
     while now_ms() < hi + 300 {
         made.push(ids.next_id().unwrap());
+        std::thread::sleep(Duration::from_millis(1));
     }
     assert_eq!(snowflakes_not_of(&mut c, &made, "rust-renewal"), 0);
 }
@@ -249,9 +250,10 @@ fn clocks_outside_the_window_fail_with_the_offset() {
         }
         other => panic!("expected a clock-ahead error, got {other:?}"),
     }
-    // A clock 10 s behind: the window starts at most 5 s before the server's clock.
+    // A clock 20 s behind: the window starts at most 5 s before the server's clock, and the
+    // generator waits at most 5 s for it.
     let behind = registry(&host, port, "rust-behind")
-        .clock(|| now_ms() - 10_000)
+        .clock(|| now_ms() - 20_000)
         .xid12(Duration::from_secs(60))
         .unwrap();
     match behind.next_id() {

@@ -1,0 +1,62 @@
+// Finding the extension's types by schema (pg_extension), shared by the adapters: the extension
+// may live in any schema, also one outside search_path.
+
+/** Anything with node-postgres's query(text, values) → Promise<{ rows }>: a pg Client, Pool or PoolClient. */
+export interface Queryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+}
+
+/** The pg_idgen types of one database. */
+export interface IdgenTypeInfo {
+  /** The schema the extension lives in. */
+  schema: string;
+  /** xid12's type oid and its array type's. */
+  xid12: number;
+  xid12Array: number;
+  /** Whether xid12 is visible through search_path unqualified. */
+  visible: boolean;
+}
+
+export const TYPE_QUERY = `
+SELECT t.oid::int AS oid, t.typarray::int AS typarray, n.nspname AS schema,
+       pg_catalog.pg_type_is_visible(t.oid) AS visible
+  FROM pg_catalog.pg_extension e
+  JOIN pg_catalog.pg_type t ON t.typnamespace = e.extnamespace AND t.typname = 'xid12'
+  JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
+ WHERE e.extname = 'pg_idgen'`;
+
+export const SCHEMA_QUERY = `
+SELECT n.nspname AS schema FROM pg_catalog.pg_extension e
+  JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_idgen'`;
+
+/** The database has no pg_idgen extension. */
+export class ExtensionMissingError extends Error {
+  override name = 'ExtensionMissingError';
+}
+
+export function missing(): ExtensionMissingError {
+  return new ExtensionMissingError(
+    'the pg_idgen extension is not installed in this database: no type xid12 found through ' +
+    'pg_extension (run CREATE EXTENSION pg_idgen there first)');
+}
+
+export function typeInfo(rows: any[]): IdgenTypeInfo {
+  if (rows.length !== 1) throw missing();
+  const r = rows[0];
+  return { schema: r.schema, xid12: Number(r.oid), xid12Array: Number(r.typarray), visible: r.visible === true || r.visible === 't' };
+}
+
+/** Looks the types up through any node-postgres-like client or pool. */
+export async function lookupTypes(db: Queryable): Promise<IdgenTypeInfo> {
+  return typeInfo((await db.query(TYPE_QUERY)).rows);
+}
+
+/** A quoted SQL identifier. */
+export function quoteIdent(name: string): string {
+  return '"' + name.replace(/"/g, '""') + '"';
+}
+
+/** A schema-qualified name ("schema".name). */
+export function qualified(schema: string | undefined, name: string): string {
+  return schema === undefined ? name : `${quoteIdent(schema)}.${name}`;
+}

@@ -1,0 +1,65 @@
+// Postgres.js (postgres): its custom `types` need the type ids when the instance is made, so
+// look them up first:
+//
+//   const types = await idgenTypes(url);            // one short connection
+//   const sql = postgres(url, { types });
+//   const [row] = await sql`SELECT id FROM orders WHERE id > ${cursor} ORDER BY id LIMIT 1`;
+//   row.id instanceof Xid;                          // true
+//   await sql`SELECT * FROM orders WHERE id = ANY(${xid12Array(sql, ids)})`;
+//
+// An Xid (or a string) binds untyped as its text, so the server reads it as the type the query
+// needs. A JavaScript array would bind as text[] (Postgres.js types an array by its first
+// element): xid12Array binds it as xid12[].
+
+import postgres from 'postgres';
+import { type IdgenTypeInfo, TYPE_QUERY, typeInfo } from './catalog.js';
+import { Xid, xidOfServerText } from './xid.js';
+
+export type { IdgenTypeInfo } from './catalog.js';
+
+export interface IdgenPostgresTypes {
+  xid12: postgres.PostgresType<Xid>;
+}
+
+/** Postgres.js's custom type for xid12 with that oid. */
+export function xid12Type(oid: number): postgres.PostgresType<Xid> {
+  return {
+    to: oid,
+    from: [oid],
+    serialize: (value: Xid | string) => (value instanceof Xid ? value.toString() : Xid.parse(value).toString()),
+    parse: (raw: string) => xidOfServerText(raw),
+  };
+}
+
+/** Looks the types up through a Postgres.js instance (any schema, whatever search_path says). */
+export async function lookupTypes(sql: postgres.Sql<any>): Promise<IdgenTypeInfo> {
+  return typeInfo(await sql.unsafe(TYPE_QUERY));
+}
+
+/**
+ * The `types` option for postgres(): looks xid12 up through `sql` (a Postgres.js instance) or,
+ * given a URL or options, through a connection of its own that it closes again.
+ */
+export async function idgenTypes(
+  source: postgres.Sql<any> | string | postgres.Options<any> = {},
+  options: postgres.Options<any> = {},
+): Promise<IdgenPostgresTypes> {
+  if (typeof source === 'function') return { xid12: xid12Type((await lookupTypes(source)).xid12) };
+  const sql = typeof source === 'string'
+    ? postgres(source, { ...options, max: 1, fetch_types: false, onnotice: () => undefined })
+    : postgres({ ...source, ...options, max: 1, fetch_types: false, onnotice: () => undefined });
+  try {
+    return { xid12: xid12Type((await lookupTypes(sql)).xid12) };
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+/** Binds ids as one xid12[] parameter on an instance made with idgenTypes' types. */
+export function xid12Array(sql: postgres.Sql<any>, ids: ReadonlyArray<Xid | string>) {
+  const oid = (sql.options as any)?.types?.xid12?.to;
+  if (typeof oid !== 'number') {
+    throw new Error('xid12Array needs a Postgres.js instance made with { types: await idgenTypes(...) }');
+  }
+  return sql.array(ids.map((id) => (id instanceof Xid ? id.toString() : Xid.parse(id).toString())) as any, oid);
+}

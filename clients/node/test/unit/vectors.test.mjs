@@ -1,0 +1,124 @@
+// The shared test vectors of the repository (tests/vectors/*.json), run against this package:
+// every file there has a runner here, so a new vector file fails this test until it does.
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import {
+  ClockBeforeWindow, SnowflakeClockError, SnowflakeGrantState, StepKind, XidGrantState, snowflakeParts, Xid,
+} from '../../dist/index.js';
+
+const DIR = fileURLToPath(new URL('../../../../tests/vectors/', import.meta.url));
+
+/** JSON.parse that keeps integers beyond 2^53 exact (as bigint). */
+export function parseExact(text) {
+  const marked = text.replace(/([:[,]\s*)(-?\d{16,})(?=\s*[,\]}])/g, '$1"#big:$2"');
+  return JSON.parse(marked, (_k, v) => (typeof v === 'string' && v.startsWith('#big:') ? BigInt(v.slice(5)) : v));
+}
+
+function xidHex(x) {
+  return Buffer.from(x.bytes).toString('hex');
+}
+
+function runGrantCase(c) {
+  const snow = c.kind === 'snowflake';
+  const st = snow
+    ? new SnowflakeGrantState(Number(c.epoch_ms), Number(c.max_wait))
+    : new XidGrantState({ pid: c.pid, counterStart: 0, maxWait: Number(c.max_wait) });
+  let slot = c.slot;
+  let lo = Number(c.lo);
+  let hi = Number(c.hi);
+  st.bind(slot, lo, hi);
+  let last = null;
+  const check = (where) => {
+    const id = st.id;
+    if (snow) {
+      const p = snowflakeParts(id);
+      assert.equal(p.worker, slot, `${where}: slot`);
+      assert.ok(p.msSinceEpoch >= lo && p.msSinceEpoch < hi, `${where}: inside the window`);
+      assert.ok(last === null || id > last, `${where}: increasing`);
+    } else {
+      assert.equal(id.machineId, slot, `${where}: slot`);
+      assert.ok(id.unixSeconds >= lo && id.unixSeconds < hi, `${where}: inside the window`);
+      assert.ok(last === null || last < id, `${where}: increasing`);
+    }
+    last = id;
+  };
+  c.steps.forEach((s, n) => {
+    const where = `${c.name}, step ${n}`;
+    if (s.rebind) {
+      ({ slot } = s.rebind);
+      lo = Number(s.rebind.lo);
+      hi = Number(s.rebind.hi);
+      st.bind(slot, lo, hi);
+      return;
+    }
+    const repeat = s.repeat ?? 1;
+    for (let i = 0; i < repeat; i++) {
+      if (!snow) st.counter = (s.counter + i) % 2 ** 24;
+      const lastCall = i === repeat - 1;
+      let kind;
+      let error = null;
+      try {
+        kind = st.step(Number(s.now));
+      } catch (e) {
+        error = e;
+      }
+      if (!lastCall) {
+        assert.equal(error, null, `${where}: call ${i} threw ${error}`);
+        assert.equal(kind, StepKind.Id, `${where}: call ${i} made no id`);
+        check(where);
+        continue;
+      }
+      const e = s.expect;
+      if (e.error) {
+        assert.ok(error, `${where}: expected error ${e.error}`);
+        const cls = { clock_before_window: ClockBeforeWindow, clock_moved_back: SnowflakeClockError }[e.error];
+        assert.ok(error instanceof cls, `${where}: ${error}`);
+        continue;
+      }
+      assert.equal(error, null, `${where}: ${error}`);
+      if ('id' in e) {
+        assert.equal(kind, StepKind.Id, where);
+        check(where);
+        if (snow) assert.equal(st.id, BigInt(e.id), where);
+        else assert.equal(xidHex(st.id), e.id, where);
+      } else if ('wait_until' in e) {
+        assert.equal(kind, StepKind.Wait, where);
+        assert.equal(st.waitUntil, Number(e.wait_until), where);
+      } else if (e.renew) {
+        assert.equal(kind, StepKind.Renew, where);
+      } else {
+        assert.fail(`${where}: unknown expectation ${JSON.stringify(e)}`);
+      }
+    }
+  });
+}
+
+const RUNNERS = {
+  'grant_traces.json': (data) => {
+    assert.ok(data.cases.length > 0);
+    for (const c of data.cases) runGrantCase(c);
+    return data.cases.length;
+  },
+};
+
+const files = existsSync(DIR) ? readdirSync(DIR).filter((f) => f.endsWith('.json')).sort() : [];
+
+test('the repository has shared vectors', { skip: !existsSync(DIR) && 'not in the repository checkout' }, () => {
+  assert.ok(files.includes('grant_traces.json'));
+});
+
+for (const f of files) {
+  test(`tests/vectors/${f}`, () => {
+    const runner = RUNNERS[f];
+    assert.ok(runner, `tests/vectors/${f} has no runner in clients/node/test/unit/vectors.test.mjs: add one`);
+    const n = runner(parseExact(readFileSync(DIR + f, 'utf8')));
+    assert.ok(n > 0);
+  });
+}
+
+test('parseExact keeps big integers', () => {
+  assert.deepEqual(parseExact('{"a": 1724551110456266752, "b": [1, 9007199254740993]}'), { a: 1724551110456266752n, b: [1, 9007199254740993n] });
+  void Xid;
+});

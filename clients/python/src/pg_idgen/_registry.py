@@ -267,11 +267,17 @@ class Registry:
 
     def _acquire(self, gen: "_GrantGenerator") -> Grant:
         self._check_open()
-        if gen._lease is None:
-            row, rtt = self._call("acquire_default", (gen.kind, self.writer, self.pool))
-        else:
-            row, rtt = self._call("acquire", (gen.kind, self.writer, gen._lease, self.pool))
-        return self._grant(row, rtt, gen._wall_us())
+        for attempt in range(5):
+            try:
+                if gen._lease is None:
+                    row, rtt = self._call("acquire_default", (gen.kind, self.writer, self.pool))
+                else:
+                    row, rtt = self._call("acquire", (gen.kind, self.writer, gen._lease, self.pool))
+                return self._grant(row, rtt, gen._wall_us())
+            except RegistryError as e:
+                # 55P03: concurrent acquires took every candidate first ("Try again").
+                if e.sqlstate != "55P03" or attempt == 4:
+                    raise
 
     def _renew(self, gen: "_GrantGenerator", g: Grant) -> Grant:
         self._check_open()
@@ -342,7 +348,10 @@ def _renewer(ref) -> None:
         for gen in list(reg._generators):
             due = gen._renew_due
             if due is not None and due <= _monotonic() and not reg._closed:
-                gen._background_renew()
+                try:
+                    gen._background_renew()
+                except Exception:  # never let the thread die: the next id renews, or raises
+                    gen._renew_due = _monotonic() + 1.0
         del reg
 
 
@@ -455,11 +464,11 @@ class _GrantGenerator:
 
     def _background_renew(self) -> None:
         reg = self._registry
-        with self._lock:
-            g = self._grant
-            if g is None:
-                self._renew_due = None
-                return
+        # Read without the lock: a next_id() waiting for its window holds it.
+        g = self._grant
+        if g is None:
+            self._renew_due = None
+            return
         try:
             new = reg._renew(self, g)
         except GrantLost:

@@ -228,9 +228,12 @@ fn grants(rounds: usize) {
             .connect(postgres::NoTls)
     };
     let mut admin = connect("postgres").unwrap();
-    admin
-        .batch_execute("DROP DATABASE IF EXISTS rust_client_bench WITH (FORCE); CREATE DATABASE rust_client_bench")
-        .unwrap();
+    for statement in [
+        "DROP DATABASE IF EXISTS rust_client_bench WITH (FORCE)",
+        "CREATE DATABASE rust_client_bench",
+    ] {
+        admin.batch_execute(statement).unwrap();
+    }
     connect("rust_client_bench")
         .unwrap()
         .batch_execute("CREATE EXTENSION pg_idgen")

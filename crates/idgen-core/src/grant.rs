@@ -122,22 +122,28 @@ enum Place {
     Renew,
 }
 
+#[inline(always)]
 fn place(window: Window, t: i64, max_wait: i64, unit_ms: i64) -> Result<Place, GrantError> {
     if t >= window.hi {
         return Ok(Place::Renew);
     }
     if t < window.lo {
-        let behind = window.lo.saturating_sub(t);
-        if behind <= max_wait {
-            return Ok(Place::Wait);
-        }
-        return Err(GrantError::ClockBeforeWindow {
-            behind_ms: behind.saturating_mul(unit_ms),
-            window_start_unix_ms: 0, // filled in by the caller, who knows the epoch
-            max_wait_ms: max_wait.saturating_mul(unit_ms),
-        });
+        return before(window, t, max_wait, unit_ms);
     }
     Ok(Place::Inside)
+}
+
+#[cold]
+fn before(window: Window, t: i64, max_wait: i64, unit_ms: i64) -> Result<Place, GrantError> {
+    let behind = window.lo.saturating_sub(t);
+    if behind <= max_wait {
+        return Ok(Place::Wait);
+    }
+    Err(GrantError::ClockBeforeWindow {
+        behind_ms: behind.saturating_mul(unit_ms),
+        window_start_unix_ms: 0, // filled in by the caller, who knows the epoch
+        max_wait_ms: max_wait.saturating_mul(unit_ms),
+    })
 }
 
 fn with_start(e: GrantError, start_unix_ms: i64) -> GrantError {
@@ -207,6 +213,7 @@ impl SnowflakeGrant {
     }
 
     /// The next id at clock reading `now_unix_ms` (see the module's rules).
+    #[inline]
     pub fn next(&mut self, now_unix_ms: i64) -> Result<GrantStep<i64>, GrantError> {
         let epoch = self.config.epoch_ms;
         let t = now_unix_ms.saturating_sub(epoch);
@@ -342,6 +349,7 @@ impl XidGrant {
     /// The next id at clock reading `now` (unix s), with this pid and counter value (see the
     /// module's rules). A step back of the clock keeps the last second; a counter wrap
     /// borrows the next one, up to the window's end.
+    #[inline]
     pub fn next(&mut self, now: i64, pid: u16, counter: u32) -> Result<GrantStep<Xid>, GrantError> {
         match place(self.window, now, self.max_wait_s, 1000) {
             Err(e) => return Err(with_start(e, self.window.lo.saturating_mul(1000))),

@@ -77,6 +77,106 @@ CREATE TABLE idgen_registry_slot (
 COMMENT ON TABLE idgen_registry_slot IS 'per slot: the id-time where its next window may start (the end of its last window)';
 SELECT pg_catalog.pg_extension_config_dump('idgen_registry_slot', '');
 
+-- Pools: which slots a pool's grants take, and the longest lease it allows. Built in: 'edge'
+-- (devices that go offline for days) takes Snowflake worker ids 768-1023 and the top quarter of
+-- the xid12 machine ids, leases up to 366 days; every other pool ('app' by default) takes the
+-- rest, leases up to 1 hour. So offline devices cannot starve online writers, and a failover
+-- fences each pool only as long as its own leases can reach. A row here overrides a pool.
+CREATE TABLE idgen_registry_pool (
+    pool text PRIMARY KEY CHECK (pool <> 'reserved'),
+    snowflake_slots int4range NOT NULL CHECK (snowflake_slots <@ int4range(0, 1024) AND NOT isempty(snowflake_slots)),
+    xid12_slots int4range NOT NULL CHECK (xid12_slots <@ int4range(0, 16777216) AND NOT isempty(xid12_slots)),
+    max_lease interval NOT NULL CHECK (max_lease >= interval '1 second' AND max_lease <= interval '366 days')
+);
+COMMENT ON TABLE idgen_registry_pool IS 'writer pools: their slots and longest lease (built in: app and edge)';
+SELECT pg_catalog.pg_extension_config_dump('idgen_registry_pool', '');
+GRANT SELECT ON idgen_registry_pool TO PUBLIC;
+
+CREATE FUNCTION idgen_registry_pool_of(pool text) RETURNS idgen_registry_pool
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN coalesce(
+        (SELECT p FROM @extschema@.idgen_registry_pool p WHERE p.pool = $1),
+        CASE WHEN pool = 'edge'
+             THEN ROW('edge', int4range(768, 1024), int4range(12582912, 16777216), interval '366 days')::@extschema@.idgen_registry_pool
+             ELSE ROW(pool, int4range(0, 768), int4range(0, 12582912), interval '1 hour')::@extschema@.idgen_registry_pool END);
+COMMENT ON FUNCTION idgen_registry_pool_of(text) IS 'internal: a pool''s slots and longest lease';
+
+-- Where the registry has lived: the cluster's system identifier and the WAL timeline, one row
+-- each time they change. A new timeline (a standby promoted, a point-in-time recovery) or
+-- another system identifier (restored into another cluster) means grants made at the end of
+-- the old history may be lost, so the registry is fenced: no pool grants a new window, and no
+-- grant that had ended is renewed, until every lost grant of that pool must have ended.
+CREATE TABLE idgen_registry_origin (
+    system_identifier bigint NOT NULL,
+    timeline bigint NOT NULL,
+    seen_at timestamptz NOT NULL,
+    fenced boolean NOT NULL,
+    reason text
+);
+COMMENT ON TABLE idgen_registry_origin IS 'the clusters and timelines the writer registry has lived on; a change fences it';
+SELECT pg_catalog.pg_extension_config_dump('idgen_registry_origin', '');
+
+-- How long a fence lasts beyond a pool's longest lease: the new primary's clock may be behind
+-- the old one's by up to this much.
+CREATE FUNCTION idgen_registry_fence_margin() RETURNS interval
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN interval '1 minute';
+COMMENT ON FUNCTION idgen_registry_fence_margin() IS 'internal: how far the servers'' clocks may differ across a failover';
+
+-- When the registry first noticed a new cluster or timeline, in unix milliseconds. A sequence,
+-- so that it survives the rollback of the statement that noticed (an acquire refused by the
+-- fence it just found): otherwise every refused call would start the fence again. Not dumped: a
+-- cluster restored from a dump notices afresh.
+CREATE SEQUENCE idgen_registry_noticed_ms MINVALUE 0 START 0;
+
+-- Records this cluster and timeline when they are new, fencing the registry when it had a
+-- history elsewhere. Returns the moment the latest fence began, if any.
+CREATE FUNCTION idgen_registry_check_origin() RETURNS timestamptz
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    sysid bigint := (SELECT system_identifier FROM pg_control_system());
+    tli bigint := ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint;
+    last record;
+    why text;
+    noticed bigint;
+BEGIN
+    SELECT o.system_identifier, o.timeline, o.seen_at INTO last FROM @extschema@.idgen_registry_origin o
+        ORDER BY o.seen_at DESC LIMIT 1;
+    IF NOT FOUND OR last.system_identifier <> sysid OR last.timeline <> tli THEN
+        why := CASE WHEN last.system_identifier IS NULL THEN NULL
+                    WHEN last.system_identifier <> sysid THEN
+                        format('restored into another cluster (system identifier %s, was %s)', sysid, last.system_identifier)
+                    ELSE format('a new timeline %s (was %s): a promoted standby or a point-in-time recovery', tli, last.timeline) END;
+        -- The first notice of this change, unless an earlier statement noticed it already.
+        noticed := (SELECT n.last_value FROM @extschema@.idgen_registry_noticed_ms n);
+        IF last.seen_at IS NULL OR noticed <= floor(extract(epoch FROM last.seen_at) * 1000) THEN
+            noticed := setval('@extschema@.idgen_registry_noticed_ms', floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint);
+        END IF;
+        INSERT INTO @extschema@.idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason)
+            VALUES (sysid, tli, 'epoch'::timestamptz + noticed * interval '1 millisecond',
+                    why IS NOT NULL AND EXISTS (SELECT FROM @extschema@.idgen_registry_grant), why);
+    END IF;
+    RETURN (SELECT o.seen_at FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1);
+END
+$$;
+COMMENT ON FUNCTION idgen_registry_check_origin() IS 'internal: notes a new cluster or timeline and fences the registry then';
+
+-- Lifts the latest fence, for an operator who knows that no grant was lost (the promoted
+-- standby was synchronous for every grant).
+CREATE FUNCTION idgen_registry_lift_fence() RETURNS void
+    LANGUAGE sql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC
+        SELECT @extschema@.idgen_registry_check_origin();
+        UPDATE @extschema@.idgen_registry_origin SET fenced = false, reason = reason || ' (fence lifted at ' || clock_timestamp() || ')'
+        WHERE fenced;
+    END;
+COMMENT ON FUNCTION idgen_registry_lift_fence() IS 'ends the fence that a failover or restore put on the writer registry, when no grant can have been lost';
+
 -- Id-time of a moment (rounded down) and the moment of an id-time, for a kind.
 CREATE FUNCTION idgen_registry_id_time(kind text, epoch_ms bigint, at timestamptz) RETURNS bigint
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -208,6 +308,18 @@ CREATE FUNCTION idgen_reserve(kind text, slot integer, writer text) RETURNS bigi
 COMMENT ON FUNCTION idgen_reserve(text, integer, text) IS 'takes a Snowflake worker id or xid12 machine id for good, for a writer that assigns its own ids; returns the reservation''s grant_id';
 
 -- Grants a free slot of KIND to WRITER for LEASE.
+-- A grant the writer was told of must survive a crash: whatever the caller's
+-- synchronous_commit, the transaction commits durably (and waits for synchronous standbys when
+-- there are).
+CREATE FUNCTION idgen_registry_durable() RETURNS void
+    LANGUAGE sql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC
+        SELECT set_config('synchronous_commit', 'on', true)
+        WHERE current_setting('synchronous_commit') IN ('off', 'local', 'remote_write');
+    END;
+COMMENT ON FUNCTION idgen_registry_durable() IS 'internal: makes the current transaction commit durably';
+
 CREATE FUNCTION idgen_acquire(kind text, writer text, lease interval DEFAULT '10 minutes', pool text DEFAULT 'app')
     RETURNS SETOF idgen_grant
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 1
@@ -218,10 +330,12 @@ DECLARE
     -- A writer whose clock is up to 5 s behind the server's can start at once: its window
     -- starts up to 5 s back, never before the end of the slot's last window.
     backdate CONSTANT interval := '5 seconds';
+    settings @extschema@.idgen_registry_pool;
+    slots int4range;
+    fence_since timestamptz;
     own integer;
     epoch bigint;
     now_t bigint;
-    lease_t bigint;
     end_t bigint;
     candidate integer;
     next_free bigint;
@@ -235,14 +349,33 @@ BEGIN
         RAISE EXCEPTION 'invalid writer kind: %', coalesce(quote_literal(kind), 'NULL')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'The kinds are ''snowflake'' and ''xid12''.';
     END IF;
-    IF lease IS NULL OR lease < interval '1 second' OR lease > interval '366 days' THEN
-        RAISE EXCEPTION 'invalid lease: %', coalesce(lease::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'A lease is at least 1 second and at most 366 days.';
-    END IF;
     IF pool IS NULL OR pool = '' OR pool = 'reserved' THEN
         RAISE EXCEPTION 'invalid pool: %', coalesce(quote_literal(pool), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    settings := @extschema@.idgen_registry_pool_of(pool);
+    slots := CASE kind WHEN 'snowflake' THEN settings.snowflake_slots ELSE settings.xid12_slots END;
+    IF lease IS NULL OR lease < interval '1 second' OR lease > settings.max_lease THEN
+        RAISE EXCEPTION 'invalid lease: %', coalesce(lease::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('A lease of pool %s is at least 1 second and at most %s.', quote_literal(pool), settings.max_lease);
+    END IF;
+    IF writer IS NULL OR writer = '' THEN
+        RAISE EXCEPTION 'a writer needs a name' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- After a failover or a restore, grants made at the end of the old history may be lost:
+    -- nothing new is granted until they must have ended.
+    fence_since := @extschema@.idgen_registry_check_origin();
+    IF fence_since + settings.max_lease + @extschema@.idgen_registry_fence_margin() > server_time THEN
+        RAISE EXCEPTION 'the writer registry grants nothing in pool % until %', quote_literal(pool),
+                fence_since + settings.max_lease + @extschema@.idgen_registry_fence_margin()
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('At %s the registry found itself on %s; grants made there just before may be lost, and they end by then (the pool''s longest lease, %s, and %s for the servers'' clocks).',
+                      fence_since, (SELECT o.reason FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1),
+                      settings.max_lease, @extschema@.idgen_registry_fence_margin()),
+                  HINT = 'Writers with live grants renew them meanwhile. If no grant can have been lost (the promoted standby was synchronous), SELECT idgen_registry_lift_fence().';
+    END IF;
+    PERFORM @extschema@.idgen_registry_durable();
     -- The server's own slot is reserved before anything is granted.
     own := @extschema@.idgen_registry_own_slot(kind);
     IF own IS NOT NULL AND NOT EXISTS (SELECT FROM @extschema@.idgen_registry_slot s
@@ -250,9 +383,6 @@ BEGIN
         PERFORM @extschema@.idgen_registry_reserve(kind, own,
             CASE kind WHEN 'snowflake' THEN 'this server (pg_idgen.worker_id)'
                       ELSE 'this server (its xid12 machine id)' END, true);
-    END IF;
-    IF writer IS NULL OR writer = '' THEN
-        RAISE EXCEPTION 'a writer needs a name' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     epoch := CASE kind WHEN 'snowflake' THEN
         coalesce(nullif(current_setting('pg_idgen.snowflake_epoch', true), ''), '1288834974657')::bigint END;
@@ -263,24 +393,24 @@ BEGIN
             USING ERRCODE = 'datetime_field_overflow';
     END IF;
 
-    -- Candidates: free slots whose last window ended at least 5 s ago first, then the others
-    -- that are free now, in random order (concurrent acquires rarely want the same slot).
-    -- xid12: slots the registry used before, then new random ones (README: the registry
-    -- reuses its own machine ids, so it touches as few as it can of the 2^24 that an
-    -- unregistered writer's md5(host name) might give).
+    -- Candidates, among the pool's slots: free slots whose last window ended at least 5 s ago
+    -- first, then the others that are free now, in random order (concurrent acquires rarely
+    -- want the same slot). xid12: slots the registry used before, then new random ones
+    -- (README: the registry reuses its own machine ids, so it touches as few as it can of the
+    -- 2^24 that an unregistered writer's md5(host name) might give).
     LOOP
         tries := tries + 1;
         candidate := NULL;
         IF kind = 'snowflake' THEN
             SELECT c.slot INTO candidate
-            FROM generate_series(0, 1023) c(slot)
+            FROM generate_series(lower(slots), upper(slots) - 1) c(slot)
             LEFT JOIN @extschema@.idgen_registry_slot s ON s.kind = 'snowflake' AND s.slot = c.slot
             WHERE coalesce(s.next_free, 0) <= now_t
             ORDER BY coalesce(s.next_free, 0) <= now_t - 5000 DESC, random()
             LIMIT 1;
         ELSIF tries <= 20 THEN
             SELECT s.slot INTO candidate FROM @extschema@.idgen_registry_slot s
-            WHERE s.kind = 'xid12' AND s.next_free <= now_t
+            WHERE s.kind = 'xid12' AND s.slot <@ slots AND s.next_free <= now_t
             ORDER BY s.next_free <= now_t - 5 DESC, random() LIMIT 1;
         END IF;
         IF tries > 2000 THEN
@@ -288,20 +418,20 @@ BEGIN
                 USING ERRCODE = 'lock_not_available', HINT = 'Try again.';
         END IF;
         IF candidate IS NULL AND kind = 'xid12' AND tries <= 200 THEN
-            candidate := floor(random() * 16777216)::integer;
+            candidate := lower(slots) + floor(random() * (upper(slots) - lower(slots)))::integer;
         END IF;
         IF candidate IS NULL THEN
             SELECT count(*) AS n, count(*) FILTER (WHERE s.next_free = @extschema@.idgen_registry_time_end($1)) AS reserved,
                    min(s.next_free) FILTER (WHERE s.next_free < @extschema@.idgen_registry_time_end($1)) AS first_free
               INTO held
-              FROM @extschema@.idgen_registry_slot s WHERE s.kind = $1 AND s.next_free > now_t;
-            RAISE EXCEPTION 'every % slot is held', kind
+              FROM @extschema@.idgen_registry_slot s WHERE s.kind = $1 AND s.slot <@ slots AND s.next_free > now_t;
+            RAISE EXCEPTION 'every % slot of pool % is held', kind, quote_literal(pool)
                 USING ERRCODE = 'configuration_limit_exceeded',
-                      DETAIL = format('%s of %s slots are held: %s by grants, %s reserved.%s', held.n,
-                          CASE kind WHEN 'snowflake' THEN 1024 ELSE 16777216 END, held.n - held.reserved, held.reserved,
+                      DETAIL = format('%s of the pool''s %s slots (%s) are held: %s by grants, %s reserved.%s', held.n,
+                          upper(slots) - lower(slots), slots, held.n - held.reserved, held.reserved,
                           CASE WHEN held.first_free IS NOT NULL THEN format(' The first grant ends at %s.',
                               @extschema@.idgen_registry_moment(kind, epoch, held.first_free)) ELSE '' END),
-                      HINT = 'Release grants that are not in use, wait for one to end, or use xid12 ids (16,777,216 machine ids).';
+                      HINT = 'Release grants that are not in use, wait for one to end, give the pool more slots (idgen_registry_pool), or use xid12 ids.';
         END IF;
         IF candidate = own THEN
             CONTINUE;
@@ -367,16 +497,28 @@ DECLARE
     g @extschema@.idgen_registry_grant := @extschema@.idgen_registry_holder(grant_id, token);
     next_free bigint;
     new_hi bigint;
+    settings @extschema@.idgen_registry_pool := @extschema@.idgen_registry_pool_of(g.pool);
+    fence_since timestamptz := @extschema@.idgen_registry_check_origin();
 BEGIN
     lease := coalesce(lease, g.lease);
-    IF lease < interval '1 second' OR lease > interval '366 days' THEN
+    IF lease < interval '1 second' OR lease > settings.max_lease THEN
         RAISE EXCEPTION 'invalid lease: %', lease
-            USING ERRCODE = 'invalid_parameter_value', HINT = 'A lease is at least 1 second and at most 366 days.';
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('A lease of pool %s is at least 1 second and at most %s.', quote_literal(g.pool), settings.max_lease);
     END IF;
     IF g.released_at IS NOT NULL THEN
         RAISE EXCEPTION 'grant lost: grant % was released at %', g.grant_id, g.released_at
             USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Acquire a new grant.';
     END IF;
+    -- A grant that had ended when the registry found itself on a new timeline or cluster may
+    -- have been followed there by a grant that is lost now: it is not continued.
+    IF g.granted_at < fence_since AND @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.hi) <= fence_since THEN
+        RAISE EXCEPTION 'grant lost: grant % had ended when the registry was fenced at %', g.grant_id, fence_since
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = (SELECT o.reason FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1),
+                  HINT = 'Acquire a new grant; make no id after the old window.';
+    END IF;
+    PERFORM @extschema@.idgen_registry_durable();
     SELECT s.next_free INTO next_free FROM @extschema@.idgen_registry_slot s
         WHERE s.kind = g.kind AND s.slot = g.slot FOR UPDATE;
     IF next_free <> g.hi THEN

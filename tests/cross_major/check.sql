@@ -72,6 +72,17 @@ BEGIN
     IF g.slot IS DISTINCT FROM (SELECT slot FROM held) THEN
         RAISE EXCEPTION 'the moved grant did not renew';
     END IF;
+    -- In another cluster the registry is fenced: grants the old one made after the copy may be
+    -- lost, so nothing new is granted until they must have ended; live grants renew.
+    IF (SELECT system_identifier FROM registry_fingerprint) <> (SELECT system_identifier FROM pg_control_system()) THEN
+        BEGIN
+            PERFORM idgen_acquire('snowflake', 'after-move', '1 minute');
+            RAISE EXCEPTION 'a moved registry granted before its fence ended';
+        EXCEPTION WHEN object_not_in_prerequisite_state THEN
+            NULL;
+        END;
+        PERFORM idgen_registry_lift_fence();
+    END IF;
     SELECT * INTO g FROM idgen_acquire('snowflake', 'after-move', '1 minute');
     IF g.grant_id <= (SELECT max_grant FROM registry_fingerprint) OR g.slot IN (900, (SELECT slot FROM held)) THEN
         RAISE EXCEPTION 'a new grant reused a grant id or a held slot: %', g;

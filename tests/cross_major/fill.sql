@@ -28,5 +28,6 @@ SELECT count(*) FROM generate_series(1, 3) n, LATERAL idgen_acquire('xid12', 'mo
 SELECT idgen_release(grant_id, token, lo + interval '1 s') FROM idgen_acquire('snowflake', 'moved-released', '1 hour');
 CREATE TABLE registry_fingerprint AS
 SELECT md5(string_agg(concat_ws(':', grant_id, kind, slot, writer, pool, lo, hi, reserved, released_at IS NULL),
-                      ',' ORDER BY grant_id)) AS digest, max(grant_id) AS max_grant, count(*) AS grants
+                      ',' ORDER BY grant_id)) AS digest, max(grant_id) AS max_grant, count(*) AS grants,
+       (SELECT system_identifier FROM pg_control_system()) AS system_identifier
 FROM idgen_grants;

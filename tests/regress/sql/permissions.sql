@@ -34,7 +34,9 @@ SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids FROM regress_app.ord
 SELECT test_helpers.error_of($$SELECT idgen_acquire('xid12', 'app-writer', '1 minute')$$);
 RESET ROLE;
 GRANT SELECT, INSERT, UPDATE ON idgen_registry_grant, idgen_registry_slot TO regress_idgen_app;
+GRANT SELECT, INSERT ON idgen_registry_origin TO regress_idgen_app;
 GRANT USAGE ON SEQUENCE idgen_registry_grant_id_seq TO regress_idgen_app;
+GRANT SELECT, UPDATE ON SEQUENCE idgen_registry_noticed_ms TO regress_idgen_app;
 GRANT SELECT ON idgen_grants TO regress_idgen_app;
 SET ROLE regress_idgen_app;
 SELECT a.kind, r.hi >= a.hi AS renewed, l.hi = l.lo AS released
@@ -65,6 +67,6 @@ DELETE FROM idgen_backfill_progress WHERE run_by = 'regress_idgen_app';
 DROP SCHEMA regress_app CASCADE;
 DELETE FROM rapkey_counter WHERE prefix = 'ord.app';
 REVOKE ALL ON rapkey_counter FROM regress_idgen_app;
-REVOKE ALL ON idgen_registry_grant, idgen_registry_slot, idgen_registry_grant_id_seq, idgen_grants FROM regress_idgen_app;
+REVOKE ALL ON idgen_registry_grant, idgen_registry_slot, idgen_registry_origin, idgen_registry_grant_id_seq, idgen_registry_noticed_ms, idgen_grants FROM regress_idgen_app;
 REVOKE USAGE ON SCHEMA test_helpers FROM regress_idgen_app;
 DROP ROLE regress_idgen_app;

@@ -73,6 +73,33 @@ SELECT test_helpers.error_of($$SELECT * FROM idgen_verify('merged', 'nope')$$);
 CREATE TEMP TABLE wrong_type (id text);
 SELECT test_helpers.error_of($$SELECT * FROM idgen_verify('wrong_type', 'id')$$);
 
+-- Pools: a longer lease than the pool allows is an error; a row of idgen_registry_pool
+-- overrides a pool's slots and longest lease.
+SELECT test_helpers.error_of($$SELECT idgen_acquire('snowflake', 'w', '2 hours')$$);
+INSERT INTO idgen_registry_pool VALUES ('batch', int4range(5, 6), int4range(5, 6), '1 day');
+SELECT slot FROM idgen_acquire('xid12', 'batch-job', '2 hours', 'batch');
+SELECT regexp_replace(test_helpers.error_of($$SELECT idgen_acquire('xid12', 'batch-job-2', '2 hours', 'batch')$$), 'ends at .*', 'ends at …');
+DELETE FROM idgen_registry_pool WHERE pool = 'batch';
+
+-- A new timeline or cluster fences the registry: as if this database had lived on timeline 999
+-- until a second ago. New grants wait until the lost ones must have ended; a grant that had
+-- ended before the fence is not continued; live grants renew; an operator may lift it.
+CREATE TEMP TABLE old_grant AS SELECT * FROM idgen_acquire('xid12', 'before-failover', '1 minute');
+UPDATE idgen_registry_grant SET hi = lo + 1, granted_at = granted_at - interval '10 s'
+    WHERE grant_id = (SELECT grant_id FROM old_grant);
+UPDATE idgen_registry_slot SET next_free = (SELECT hi FROM idgen_registry_grant WHERE grant_id = (SELECT grant_id FROM old_grant))
+    WHERE kind = 'xid12' AND slot = (SELECT slot FROM old_grant);
+CREATE TEMP TABLE live_grant AS SELECT * FROM idgen_acquire('xid12', 'live-at-failover', '1 minute');
+INSERT INTO idgen_registry_origin
+    SELECT system_identifier, 999, clock_timestamp(), false, NULL FROM pg_control_system();
+SELECT regexp_replace(test_helpers.error_of($$SELECT idgen_acquire('xid12', 'after-failover')$$), 'until .*', 'until …');
+SELECT regexp_replace(test_helpers.error_of(format('SELECT idgen_renew(%s, %s)', grant_id, token)), 'grant \d+ (.*) at .*', 'grant N \1 at …') FROM old_grant;
+SELECT r.hi > l.hi AS live_grant_renewed FROM live_grant l, idgen_renew(l.grant_id, l.token, '2 minutes') r;
+SELECT timeline <> 999 AS new_timeline, fenced, reason ~ '^a new timeline \d+ \(was 999\)' AS why
+FROM idgen_registry_origin ORDER BY seen_at DESC LIMIT 1;
+SELECT idgen_registry_lift_fence();
+SELECT kind FROM idgen_acquire('xid12', 'after-lift', '1 minute');
+
 -- Bad arguments.
 SELECT test_helpers.error_of($$SELECT idgen_acquire('uuid', 'w')$$);
 SELECT test_helpers.error_of($$SELECT idgen_acquire('snowflake', '')$$);
@@ -86,7 +113,8 @@ SELECT test_helpers.error_of(format($$INSERT INTO idgen_registry_grant (kind, sl
     VALUES ('xid12', %s, 'app', 'forged', false, '\x00', %s, %s, now())$$,
     slot, extract(epoch FROM lo)::bigint + 1, extract(epoch FROM lo)::bigint + 2)) FROM x;
 
--- Exhaustion: every Snowflake worker id held is 53400, with how many and when the first frees.
+-- Exhaustion: every Snowflake worker id of the pool held is 53400, with how many and when the
+-- first frees. The 'app' pool has worker ids 0-767 ('edge' the rest).
 CREATE TEMP TABLE fill AS SELECT * FROM g WITH NO DATA;
 DO $$
 DECLARE
@@ -98,13 +126,16 @@ BEGIN
         EXCEPTION WHEN configuration_limit_exceeded THEN
             GET STACKED DIAGNOSTICS detail = PG_EXCEPTION_DETAIL;
             RAISE NOTICE '%: %', SQLSTATE, SQLERRM;
-            RAISE NOTICE 'detail as documented: %', detail ~ '^1024 of 1024 slots are held: \d+ by grants, \d+ reserved\. The first grant ends at .+\.$';
+            RAISE NOTICE 'detail as documented: %', detail ~ '^768 of the pool''s 768 slots \(\[0,768\)\) are held: \d+ by grants, \d+ reserved\. The first grant ends at .+\.$';
             EXIT;
         END;
     END LOOP;
 END $$;
-SELECT count(*) + (SELECT count(*) FROM idgen_grants WHERE kind = 'snowflake' AND reserved) AS granted_plus_reserved,
-       count(DISTINCT slot) = count(*) AS distinct_slots FROM fill;
+SELECT count(*) + (SELECT count(*) FROM idgen_grants WHERE kind = 'snowflake' AND reserved AND slot < 768) AS granted_plus_reserved,
+       count(DISTINCT slot) = count(*) AS distinct_slots, max(slot) < 768 AS all_in_the_pool FROM fill;
+-- The edge pool still has its own.
+SELECT slot >= 768 AS edge_slot, hi - lo > interval '6 days' AS long_window
+FROM idgen_acquire('snowflake', 'edge-device', '7 days', 'edge') a;
 -- Release one (it made no id): the next acquire gets that slot.
 SELECT r.hi = r.lo AS emptied FROM (SELECT * FROM fill ORDER BY slot LIMIT 1) f,
     idgen_release(f.grant_id, f.token, '-infinity') r;

@@ -64,6 +64,19 @@ DECLARE
     p text := @extschema@.rapkey_normalize_prefix(prefix);
     n bigint;
 BEGIN
+    -- On a Citus cluster every node has its own counter until rapkey_counter_distribute() makes
+    -- it one reference table: the nodes would hand out the same numbers, so that is refused.
+    -- (Nested: Citus's catalogs are named only where Citus is installed.)
+    IF EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        IF (SELECT count(*) FROM pg_dist_node WHERE noderole = 'primary') > 1
+           AND NOT EXISTS (SELECT FROM pg_dist_partition
+                           WHERE logicalrelid = '@extschema@.rapkey_counter'::regclass) THEN
+            RAISE EXCEPTION 'rapkey_counter is not shared by this Citus cluster yet'
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = 'Each node would count on its own and hand out the same keys.',
+                      HINT = 'Run SELECT rapkey_counter_distribute() once on the coordinator.';
+        END IF;
+    END IF;
     INSERT INTO @extschema@.rapkey_counter AS c (prefix, last_value) VALUES (p, 1)
     ON CONFLICT ON CONSTRAINT rapkey_counter_pkey DO UPDATE SET last_value = c.last_value + 1
     RETURNING c.last_value INTO n;

@@ -199,10 +199,20 @@ def next_keys(node: int, prefix: str, count: int) -> list:
         return [c.execute("SELECT rapkey_next(%s)", (prefix,)).fetchone()[0] for _ in range(count)]
 
 
-def test_rapkey_next_is_per_node_until_the_counter_is_distributed(cluster):
-    # The 0.4.0 behaviour the issue reports, with every node's local counter.
-    keys = next_keys(1, "inv.eu", 2) + next_keys(2, "inv.eu", 5) + next_keys(3, "inv.eu", 3)
-    assert len(set(keys)) == 5
+def test_rapkey_next_refuses_until_the_counter_is_distributed(cluster):
+    # Each node's own counter would hand out the same keys (0.5.0 gave 90 keys, 30 distinct, for
+    # 30 calls on each of 3 nodes): until the counter is shared, rapkey_next is an error that
+    # names the step, on every node.
+    for node in (1, 2, 3):
+        with connect(node) as c:
+            with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState) as e:
+                c.execute("SELECT rapkey_next('inv.eu')")
+            assert e.value.diag.message_primary == "rapkey_counter is not shared by this Citus cluster yet"
+            assert e.value.diag.message_hint == "Run SELECT rapkey_counter_distribute() once on the coordinator."
+    # Numbers the nodes handed out before they formed a cluster (here written by hand).
+    for node, last in ((1, 2), (2, 5), (3, 3)):
+        with connect(node) as c:
+            c.execute("INSERT INTO rapkey_counter VALUES ('inv.eu', %s)", (last,))
     with connect(2) as c:
         with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState, match="runs on the coordinator"):
             c.execute("SELECT rapkey_counter_distribute()")

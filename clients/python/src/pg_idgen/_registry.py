@@ -518,6 +518,7 @@ class GrantSnowflake(_GrantGenerator):
 
     def __init__(self, registry: Registry, lease):
         super().__init__(registry, lease)
+        self._clock_in = registry._clock_ms
         self._clock = registry._clock_ms or _wall_clock_ms
         self._state = SnowflakeGrantState(max_wait=int(registry.max_wait * 1000))
         self.epoch_ms: Optional[int] = None
@@ -529,7 +530,8 @@ class GrantSnowflake(_GrantGenerator):
 
     def next_id(self) -> int:
         with self._lock:
-            now = self._clock()
+            clock = self._clock_in
+            now = _time_ns() // 1_000_000 if clock is None else clock()
             st = self._state
             # The state machine's common case, inline (st.step(now) would return the same id):
             # the clock inside the window and the plain generator's id inside it too.

@@ -24,12 +24,14 @@ start_loops() {
     [ -n "$LOOPS_DIR" ] || { LOOPS_DIR=$(mktemp -d); chmod 755 "$LOOPS_DIR"; }
     for db in "$@"; do
         i=$((i + 1))
+        : >"$LOOPS_DIR/progress-$cluster-$i"
         (
             ok=0 failed=0
             while [ ! -e "$LOOPS_DIR/stop" ]; do
                 if "$BINDIR/psql" -X -q -At -h "$(socket_dir "$cluster")" -p "$port" -U postgres -d "$db" \
                     -c "SELECT gen_xid12(), rapkey_build('ord', 'cn', 'sh', '8842')" >/dev/null 2>>"$LOOPS_DIR/errors"; then
                     ok=$((ok + 1))
+                    printf . >>"$LOOPS_DIR/progress-$cluster-$i" # one byte a session, for wait_loops
                 else
                     failed=$((failed + 1))
                 fi
@@ -37,6 +39,25 @@ start_loops() {
             echo "$cluster/$db $ok $failed" >"$LOOPS_DIR/count-$cluster-$i"
         ) &
     done
+}
+
+# wait_loops N: waits until every loop has N more sessions through than when called (a
+# deadline of 300 s: a session takes well under a second even on a loaded machine). Called
+# before and after a reinstall instead of a fixed sleep, it makes sure sessions ran on either
+# side of it however slow the machine.
+wait_loops() {
+    local f i short want=() files=("$LOOPS_DIR"/progress-*) deadline=$((SECONDS + 300))
+    for i in "${!files[@]}"; do want[i]=$(($(stat -c %s "${files[i]}") + $1)); done
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        short=no
+        for i in "${!files[@]}"; do
+            [ "$(stat -c %s "${files[i]}")" -ge "${want[i]}" ] || short=yes
+        done
+        [ "$short" = no ] && return 0
+        sleep 0.1
+    done
+    for f in "${files[@]}"; do echo "  $(basename "$f"): $(stat -c %s "$f") sessions"; done
+    die "a loop got fewer than $1 new sessions through within 300 s (above; errors: $LOOPS_DIR/errors)"
 }
 
 # stop_loops: stops them, prints each loop's sessions and fails on any failed session or on a
@@ -72,7 +93,7 @@ live_install() {
     before=$(stat -c %i "$lib")
     start_loops pkg "$PKG_PORT" postgres postgres
     start_loops pkg-plain "$PKG_PLAIN_PORT" postgres postgres
-    sleep 1
+    wait_loops 5
     # The build is up to date, so cargo compiles nothing; it still runs for seconds (cargo,
     # pgrx's schema generation), as long as the old unlink-then-build install left no library.
     log=$(mktemp)
@@ -92,8 +113,8 @@ live_install() {
     [ "$rc" != 0 ] || die "a failing build reported success"
     rm -rf "$fake"
     [ "$(stat -c %i "$lib")" = "$after" ] || die "a failed build changed the installed library"
-    sleep 1
-    MIN=20 stop_loops
+    wait_loops 5
+    MIN=10 stop_loops # 5 sessions before the reinstalls and 5 after, at least, in every loop
     echo "  library replaced (inode $before -> $after); a failed build left it in place"
     stop_cluster pkg
     stop_cluster pkg-plain
@@ -222,11 +243,11 @@ deb_system() {
     psql_at pkg-plain "$PKG_PLAIN_PORT" postgres -c "CREATE EXTENSION pg_idgen"
     start_loops pkg "$PKG_PORT" fresh updated
     start_loops pkg-plain "$PKG_PLAIN_PORT" postgres
-    sleep 1
+    wait_loops 5
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --reinstall "$debfile" >/dev/null 2>&1 ||
         die "apt-get install --reinstall failed"
-    sleep 1
-    MIN=20 stop_loops
+    wait_loops 5
+    MIN=10 stop_loops # 5 sessions before the reinstall and 5 after, at least, in every loop
     after=$(stat -c %i "$lib")
     [ "$before" != "$after" ] || die "the reinstall wrote the library in place"
     psql_at pkg "$PKG_PORT" fresh -c "INSERT INTO orders (order_key, n) VALUES (rapkey_build('ord', 'cn', '1001'), 1001)"

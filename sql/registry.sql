@@ -378,6 +378,14 @@ BEGIN
     END IF;
     epoch := CASE kind WHEN 'snowflake' THEN
         coalesce(nullif(current_setting('pg_idgen.snowflake_epoch', true), ''), '1288834974657')::bigint END;
+    -- Snowflake windows are kept in milliseconds since the epoch: one epoch for the registry.
+    IF kind = 'snowflake' AND epoch <> (SELECT r.epoch_ms FROM @extschema@.idgen_registry_grant r
+                                        WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1) THEN
+        RAISE EXCEPTION 'the registry''s Snowflake grants use the epoch %, and pg_idgen.snowflake_epoch is now %',
+                (SELECT r.epoch_ms FROM @extschema@.idgen_registry_grant r WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1), epoch
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Set pg_idgen.snowflake_epoch back: ids of two epochs cannot be told apart.';
+    END IF;
     now_t := @extschema@.idgen_registry_id_time(kind, epoch, server_time);
     end_t := @extschema@.idgen_registry_id_time(kind, epoch, server_time + lease);
     IF end_t >= @extschema@.idgen_registry_time_end(kind) THEN

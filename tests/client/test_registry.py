@@ -541,6 +541,7 @@ def test_forked_child_never_uses_the_parents_grant():
     with pg_idgen.Registry(dsn(dbname=db)) as reg:
         sf = reg.snowflake("1 minute")
         parent_ids = [sf.next_id() for _ in range(100)]
+        parent_conn = reg._conn
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -549,6 +550,12 @@ def test_forked_child_never_uses_the_parents_grant():
                 ids = [sf.next_id() for _ in range(100)]
                 os.write(w, (" ".join(map(str, ids)) + "\n").encode())
                 reg.close()
+                # Finalize the inherited connection as an exiting child would: its libpq
+                # Terminate message must not reach the parent's session.
+                import gc
+                from pg_idgen import _registry
+                _registry._INHERITED.clear()
+                gc.collect()
                 code = 0
             finally:
                 os._exit(code)
@@ -563,7 +570,9 @@ def test_forked_child_never_uses_the_parents_grant():
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0
         child_ids = [int(i) for i in child.split()]
-        parent_ids += [sf.next_id() for _ in range(100)]  # the parent's connection still works
+        parent_ids += [sf.next_id() for _ in range(100)]
+        # The parent's connection is the same one and still works.
+        assert reg._conn is parent_conn and parent_conn.execute("SELECT 1").fetchone() == (1,)
         with connect(dbname=db) as conn:
             writers = dict(conn.execute(
                 "SELECT grant_id, writer FROM idgen_grants WHERE NOT reserved").fetchall())

@@ -506,7 +506,9 @@ def _can_connect(bdsn) -> bool:
 
 def test_verify_reports_planted_ids_that_no_grant_covers():
     db = fresh_database("registry_verify", extension=True)
-    with connect(dbname=db) as conn, pg_idgen.Registry(dsn(dbname=db), writer="verified") as reg:
+    # A connection factory this time (not autocommit: the Registry sets it).
+    factory = lambda: psycopg.connect(dsn(dbname=db))  # noqa: E731
+    with connect(dbname=db) as conn, pg_idgen.Registry(factory, writer="verified") as reg:
         sf, xs = reg.snowflake("1 minute"), reg.xid12("1 minute")
         good_sf = [sf.next_id() for _ in range(1000)]
         good_x = [str(xs.new()) for _ in range(1000)]

@@ -16,7 +16,7 @@
 # idgen-core), in-database, a regression suite (a name in tests/regress/sql, such as rapkey;
 # with the library preloaded, after setup, or no_preload), isolation, a client test file (such
 # as test_xid12.py), rust-client, cross-major, reliability (or reliability:SCENARIO, see
-# reliability.sh), citus, recipes, bench, packaging (the release check, reinstalling under load,
+# reliability.sh), failover (scripts/failover.sh), citus, recipes, bench, packaging (the release check, reinstalling under load,
 # the .deb packages, make installcheck, the PGXN zip).
 # The fast tier touches no PostgreSQL and no cluster: it does not wait for the other scripts' lock.
 case " $* " in *" --fast "*) export PG_IDGEN_LOCKED=1 ;; esac
@@ -82,9 +82,9 @@ wants() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 wants_regress() { [ -z "$ONLY" ] || grep -qxF -- "$ONLY" <<<"$REGRESS_SUITES"; }
 wants_client() { [ -z "$ONLY" ] || grep -qxF -- "${ONLY##*/}" <<<"$CLIENT_FILES"; }
 case $ONLY in
-    "" | lint | core | in-database | isolation | rust-client | cross-major | reliability | reliability:* | citus | recipes | bench | packaging) ;;
+    "" | lint | core | in-database | isolation | rust-client | cross-major | reliability | reliability:* | failover | citus | recipes | bench | packaging) ;;
     *) wants_regress || wants_client ||
-        die "unknown suite '$ONLY' (lint, core, in-database, isolation, rust-client, cross-major, reliability, citus, recipes, bench, packaging, a file in tests/regress/sql or tests/client)" ;;
+        die "unknown suite '$ONLY' (lint, core, in-database, isolation, rust-client, cross-major, reliability, failover, citus, recipes, bench, packaging, a file in tests/regress/sql or tests/client)" ;;
 esac
 # The client-side tests to run: the directory, or the one file asked for.
 client_tests() { if [ -z "$ONLY" ]; then echo "$ROOT/tests/client $ROOT/clients/python/tests"; else echo "$ROOT/tests/client/${ONLY##*/}"; fi; }
@@ -325,6 +325,12 @@ if testing 18 && { wants reliability || [[ $ONLY == reliability:* ]]; }; then
         bash "$ROOT/scripts/reliability.sh" $([ -z "$ONLY" ] && echo --installed) 18
     fi
     timings="$timings  PostgreSQL 18 reliability (scripts/reliability.sh): $((SECONDS - started)) s"$'\n'
+fi
+# The Snowflake generator across a failover to a standby whose clock is behind (issue 26).
+if testing 18 && wants failover; then
+    started=$SECONDS
+    bash "$ROOT/scripts/failover.sh" $([ -z "$ONLY" ] && echo --installed) 18
+    timings="$timings  PostgreSQL 18 failover (scripts/failover.sh): $((SECONDS - started)) s"$'\n'
 fi
 if testing 18 && wants citus; then
     # pg_idgen on a three-node Citus cluster; Citus is built once and cached (scripts/citus.sh).

@@ -134,4 +134,17 @@ mod tests {
             .collect();
         assert!(ids.windows(2).all(|w| w[0] < w[1]));
     }
+
+    /// PostgreSQL 15+: the Snowflake lease's WAL resource manager is registered when the
+    /// library is preloaded, under the id and name docs/formats.md §7 gives.
+    #[cfg(not(feature = "pg14"))]
+    #[pg_test]
+    fn snowflake_wal_resource_manager_is_registered() {
+        let found = Spi::get_one::<bool>(
+            "SELECT EXISTS (SELECT FROM pg_get_wal_resource_managers() \
+             WHERE rm_id = 201 AND rm_name = 'pg_idgen' AND NOT rm_builtin)",
+        )
+        .unwrap();
+        assert_eq!(found, Some(true));
+    }
 }

@@ -45,6 +45,8 @@ pub extern "C-unwind" fn _PG_init() {
     guc::register();
     if shmem::init_if_preloading() {
         snowflake::init_shared_state();
+        // PostgreSQL 15+: the Snowflake lease's WAL record, replayed by standbys and recovery.
+        snowflake::register_wal_rmgr();
     }
 }
 

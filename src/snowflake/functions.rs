@@ -1,6 +1,6 @@
 //! The Snowflake SQL functions: generation from the cluster-wide state, decoders and bounds.
 
-use super::{mark, state};
+use super::{mark, state, wal};
 use crate::errors::PgReport;
 use crate::{guc, shmem, timestamps};
 use idgen_core::snowflake::{self, Config, SnowflakeError, SnowflakeState, Step};
@@ -90,7 +90,9 @@ fn raise(error: SnowflakeError) -> ! {
         error_report = error_report
             .detail(format!(
                 "The high-water mark was read at server start from \"{file}\" in the data \
-                 directory; new ids must be above it, or they could repeat ids issued before."
+                 directory, or replayed from WAL (a lease a primary logged before this server \
+                 was promoted); new ids must be above it, or they could repeat ids issued \
+                 before."
             ))
             .hint(format!(
                 "Check the server's clock and {epoch}. gen_snowflake() works again once the \
@@ -167,9 +169,28 @@ fn wait_until(unix_ms: i64) {
     }
 }
 
+/// A server in recovery (a hot standby) issues no ids: its primary issues ids with the same
+/// worker id, and the standby's state follows the primary's leases only as far as replay has
+/// come. Once promoted it issues ids above every lease it replayed.
+fn refuse_in_recovery() {
+    if unsafe { pg_sys::RecoveryInProgress() } {
+        PgReport::new(
+            PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
+            "cannot generate snowflake ids during recovery",
+        )
+        .detail(
+            "A standby shares its primary's pg_idgen.worker_id, so its ids would repeat the \
+             primary's.",
+        )
+        .hint("Call gen_snowflake() on the primary; a standby issues ids once promoted.")
+        .raise();
+    }
+}
+
 #[pg_extern(sql = false)]
 fn gen_snowflake() -> i64 {
     let cfg = config();
+    refuse_in_recovery();
     loop {
         let step = state::shared()
             .lock()
@@ -184,15 +205,19 @@ fn gen_snowflake() -> i64 {
 }
 
 /// Persists `lease` as the new high-water mark, then lets the state issue ids up to it. About
-/// once a second, every backend that reaches the old lease comes here: the first writes the
-/// file while the others wait on the writer lock, then find the lease extended and go on. No
-/// id above the old lease is issued before the file holds the new one.
+/// once a second, every backend that reaches the old lease comes here: the first logs the
+/// lease in WAL (flushed; PostgreSQL 15 and later, `super::wal`) and writes the file while the
+/// others wait on the writer lock, then find the lease extended and go on. No id above the old
+/// lease is issued before both hold the new one, so the lease precedes in WAL every record
+/// that carries one of its ids.
 fn extend_lease(lease: i64, cfg: &Config) {
     let _writer = state::LEASE_WRITER.exclusive();
     if state::shared().lock().lease_id() >= lease {
         return;
     }
-    if let Err(persist_error) = mark::persist_lease(&SnowflakeState::lease_mark(lease, cfg)) {
+    let mark = SnowflakeState::lease_mark(lease, cfg);
+    wal::log_lease(&mark);
+    if let Err(persist_error) = mark::persist_lease(&mark) {
         persist_error.raise();
     }
     state::shared().lock().lease_extended(lease);

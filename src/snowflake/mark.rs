@@ -188,3 +188,18 @@ pub fn write_at_shutdown(mark: &Mark) {
             .log(PgLogLevel::LOG);
     }
 }
+
+/// Writes a lease replayed from WAL (`super::wal`): on a standby, the primary's lease, so that
+/// the standby restarted (or crashed after its promotion) still starts above it. A failure is
+/// a WARNING: the replayed lease still holds in memory until this server stops.
+#[cfg_attr(feature = "pg14", allow(dead_code))]
+pub fn write_replayed(mark: &Mark) {
+    if let Err(e) = write(mark) {
+        file_error(e)
+            .detail(
+                "A snowflake lease replayed from WAL holds until the server stops, but not \
+                 across a restart that does not replay it again.",
+            )
+            .log(PgLogLevel::WARNING);
+    }
+}

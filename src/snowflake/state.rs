@@ -1,9 +1,10 @@
 //! The Snowflake generator's state, shared by every backend of the cluster: it lives in the
 //! preloaded library's shared memory, resumes from the mark file when the postmaster sets it
-//! up, and is written back to the file when the postmaster exits.
+//! up, rises to every lease replayed from WAL (`super::wal`, PostgreSQL 15 and later), and is
+//! written back to the file when the postmaster exits.
 
 use super::mark;
-use idgen_core::snowflake::SnowflakeState;
+use idgen_core::snowflake::{Mark, MarkKind, SnowflakeState};
 use idgen_core::spinlock::SpinLocked;
 use pgrx::prelude::*;
 use pgrx::{pg_shmem_init, PGRXSharedMemory, PgAtomic, PgLwLock};
@@ -37,6 +38,23 @@ pub fn init_shared_state() {
 /// The generator's state; only when preloaded (`crate::shmem::preloaded`).
 pub fn shared() -> &'static SpinLocked<SnowflakeState> {
     &SNOWFLAKE.get().0
+}
+
+/// In the startup process, replaying a lease from WAL (a standby following its primary, or
+/// crash recovery): raises the state to it and, when that raised it, writes it to the mark file
+/// so that a restart that does not replay it again (from a later checkpoint) still starts
+/// above it. Older leases (crash recovery replays those after the checkpoint, which the file
+/// has already passed) change nothing.
+#[cfg_attr(feature = "pg14", allow(dead_code))]
+pub fn raise_to_replayed(lease: Mark) {
+    let _writer = LEASE_WRITER.exclusive();
+    let raised = shared().lock().raise_to(lease);
+    if raised {
+        mark::write_replayed(&Mark {
+            kind: MarkKind::Lease,
+            ..lease
+        });
+    }
 }
 
 /// The generator's first state, evaluated in the shared memory startup hook: resumed from the

@@ -1,5 +1,5 @@
-//! The high-water mark kept across restarts, and its 36-byte file format with a CRC-32
-//! (docs/formats.md §6).
+//! The high-water mark kept across restarts, its 36-byte file format with a CRC-32
+//! (docs/formats.md §6), and the 16-byte lease record that carries it in WAL (§7).
 
 use super::validate_epoch;
 
@@ -113,5 +113,43 @@ impl Mark {
             return Err(MarkFileError::BadField);
         }
         Ok(Mark { kind, id, epoch_ms })
+    }
+}
+
+impl Mark {
+    /// Length of a lease as logged in WAL ([`Mark::encode_wal_lease`]).
+    pub const WAL_LEASE_LEN: usize = 16;
+
+    /// The main data of the WAL record that carries a lease to standbys and to crash recovery,
+    /// little-endian: id (i64), epoch_ms (i64). WAL has its own CRC and the record type says
+    /// what it is, so there is no magic, version or checksum here; a new layout would be a new
+    /// record type.
+    pub fn encode_wal_lease(&self) -> [u8; Self::WAL_LEASE_LEN] {
+        let mut out = [0u8; Self::WAL_LEASE_LEN];
+        out[0..8].copy_from_slice(&self.id.to_le_bytes());
+        out[8..16].copy_from_slice(&self.epoch_ms.to_le_bytes());
+        out
+    }
+
+    /// Reads back what [`Mark::encode_wal_lease`] wrote, as a [`MarkKind::Lease`] mark; a
+    /// wrong length or a value out of range is an error, never a wrong mark.
+    pub fn decode_wal_lease(bytes: &[u8]) -> Result<Mark, MarkFileError> {
+        if bytes.len() != Self::WAL_LEASE_LEN {
+            return Err(MarkFileError::WrongLength { len: bytes.len() });
+        }
+        let i64_at = |i: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[i..i + 8]);
+            i64::from_le_bytes(b)
+        };
+        let (id, epoch_ms) = (i64_at(0), i64_at(8));
+        if id < 0 || validate_epoch(epoch_ms).is_err() {
+            return Err(MarkFileError::BadField);
+        }
+        Ok(Mark {
+            kind: MarkKind::Lease,
+            id,
+            epoch_ms,
+        })
     }
 }

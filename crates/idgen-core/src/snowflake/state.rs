@@ -107,6 +107,26 @@ impl SnowflakeState {
         }
     }
 
+    /// Raises the state to `mark`, a lease another writer of the same ids persisted (replayed
+    /// from WAL: the primary's lease on a standby, or this server's own in crash recovery):
+    /// every later id is above it, and the state stands as after [`Self::resume`] (nothing
+    /// issued since the mark, so a clock far behind it is [`SnowflakeError::BehindRestoredMark`]).
+    /// A mark at or below what the state already has changes nothing. Returns whether the
+    /// state was raised.
+    pub fn raise_to(&mut self, mark: Mark) -> bool {
+        if self.has_last() && self.last_id >= mark.id {
+            return false;
+        }
+        self.last_id = mark.id;
+        self.last_epoch_ms = mark.epoch_ms;
+        self.issued = 0;
+        self.resumed = 1;
+        // Ids above the new floor but not above the lease this state persisted itself are
+        // still covered by that lease; the floor itself is persisted (it was logged).
+        self.lease_id = self.lease_id.max(mark.id);
+        true
+    }
+
     /// The highest id covered by the persisted lease.
     pub fn lease_id(&self) -> i64 {
         self.lease_id

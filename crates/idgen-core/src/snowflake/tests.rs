@@ -674,6 +674,94 @@ fn mark_file_round_trip_and_damage() {
     assert_eq!(Mark::decode(&kind), Err(MarkFileError::BadField));
 }
 
+#[test]
+fn wal_lease_round_trip_and_damage() {
+    let m = Mark {
+        kind: MarkKind::Lease,
+        id: compose(123, 4, 5).unwrap(),
+        epoch_ms: E,
+    };
+    let bytes = m.encode_wal_lease();
+    // Hand-computed: the id and the epoch, little-endian.
+    assert_eq!(&bytes[..8], &m.id.to_le_bytes());
+    assert_eq!(&bytes[8..], &E.to_le_bytes());
+    assert_eq!(Mark::decode_wal_lease(&bytes), Ok(m));
+    // A shutdown mark is logged as what it is for a standby: a floor, read back as a lease.
+    let s = Mark {
+        kind: MarkKind::Shutdown,
+        ..m
+    };
+    assert_eq!(Mark::decode_wal_lease(&s.encode_wal_lease()), Ok(m));
+    for len in [0, 8, 15, 17, 36] {
+        let mut v = bytes.to_vec();
+        v.resize(len, 0);
+        assert_eq!(
+            Mark::decode_wal_lease(&v),
+            Err(MarkFileError::WrongLength { len })
+        );
+    }
+    for bad in [Mark { id: -1, ..m }, Mark { epoch_ms: -1, ..m }] {
+        assert_eq!(
+            Mark::decode_wal_lease(&bad.encode_wal_lease()),
+            Err(MarkFileError::BadField)
+        );
+    }
+}
+
+#[test]
+fn a_replayed_lease_raises_the_state_never_lowers_it() {
+    let c = Config {
+        lease_ms: 1000,
+        ..cfg(5, 1000)
+    };
+    let lease = |ms: u64| Mark {
+        kind: MarkKind::Lease,
+        id: compose(ms, MAX_WORKER, MAX_SEQUENCE).unwrap(),
+        epoch_ms: E,
+    };
+    // A standby that resumed from an old file (its base backup's) replays newer leases.
+    let mut s = SnowflakeState::resume(Some(lease(1_000)));
+    assert!(s.raise_to(lease(8_000)));
+    assert_eq!(s.last_id(), Some(lease(8_000).id));
+    assert_eq!(s.lease_id(), lease(8_000).id);
+    // An older record (crash recovery replays from the last checkpoint) changes nothing.
+    let before = s;
+    assert!(!s.raise_to(lease(7_000)));
+    assert!(!s.raise_to(lease(8_000)));
+    assert_eq!(s, before);
+    // Promoted with a clock 3 s behind the old primary's last ids (about 7 s): no id at or
+    // below the floor; the refusal names the restored mark, and the state keeps it.
+    assert_eq!(
+        s.next(E + 4_000, &c),
+        Err(SnowflakeError::BehindRestoredMark {
+            behind_ms: 4_000,
+            limit_ms: 1000
+        })
+    );
+    assert_eq!(s, before);
+    // Within the bound: wait for the millisecond after the floor.
+    assert_eq!(s.next(E + 7_500, &c), Ok(Step::WaitUntil(E + 8_001)));
+    // Once the clock is past it, the first id asks for a lease of its own, then goes out.
+    assert_eq!(
+        s.next(E + 8_001, &c),
+        Ok(Step::ExtendLease(lease(9_001).id))
+    );
+    s.lease_extended(lease(9_001).id);
+    let id = issued(s.next(E + 8_001, &c));
+    assert!(id > lease(8_000).id);
+    // A fresh state (no file at all) takes the floor too.
+    let mut fresh = SnowflakeState::new();
+    assert!(fresh.raise_to(lease(8_000)));
+    assert_eq!(fresh, before);
+    // A state that has issued ids and then sees a higher floor counts as restored from it.
+    let mut busy = SnowflakeState::new();
+    busy.lease_extended(lease(3_000).id);
+    issued(busy.next(E + 2_000, &c));
+    assert!(busy.raise_to(lease(8_000)));
+    assert_eq!(busy.issued_count(), 0);
+    assert_eq!(busy.last_id(), Some(lease(8_000).id));
+}
+
 proptest! {
     #[test]
     fn any_damaged_byte_is_refused(pos in 0usize..Mark::FILE_LEN, flip in 1u8..=255, id in 0i64..=i64::MAX) {

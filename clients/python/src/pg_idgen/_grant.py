@@ -175,7 +175,7 @@ class XidGrantState:
     slot; ``pid`` and the counter (from ``counter_start``) fill the rest. Ids are 96-bit ints
     (``int.from_bytes(xid, 'big')``)."""
 
-    __slots__ = ("pid", "counter", "max_wait", "last", "slot", "lo", "hi", "_middle")
+    __slots__ = ("pid", "counter", "max_wait", "last", "slot", "lo", "hi", "_middle", "hi_n")
 
     def __init__(self, *, pid: int, counter_start: int, max_wait: int = 5, last: int = -1):
         if not 0 <= pid <= MAX_PID:
@@ -193,9 +193,10 @@ class XidGrantState:
             raise ValueError(f"a grant's window [{lo}, {hi}) ends before it starts")
         self.slot, self.lo, self.hi = slot, lo, hi
         self._middle = slot << 40 | self.pid << 24
+        self.hi_n = hi << 64  # for a caller's inline fast path: the first id past the window
 
     def unbind(self) -> None:
-        self.slot, self.lo, self.hi, self._middle = None, 0, 0, 0
+        self.slot, self.lo, self.hi, self._middle, self.hi_n = None, 0, 0, 0, 0
 
     def set_pid(self, pid: int) -> None:
         self.pid = pid & MAX_PID

@@ -595,7 +595,7 @@ class GrantXid(_GrantGenerator):
             if st.lo <= t < st.hi:
                 counter = st.counter
                 n = _xid_step(st.last, t, st._middle | counter)
-                if n >> 64 < st.hi:
+                if n < st.hi_n:
                     st.last = n
                     st.counter = (counter + 1) & MAX_COUNTER
                     return _bytes_new(Xid, n.to_bytes(BYTES, "big"))

@@ -22,10 +22,19 @@ export interface SchemaConfig {
   schema?: string;
 }
 
+/**
+ * The type's name as drizzle-kit needs it. drizzle-kit writes a type it does not know as
+ * "<name>" (in double quotes), so a schema-qualified name is given as ext"."xid12, which it
+ * writes as "ext"."xid12": the name the server resolves whatever search_path says.
+ */
+function typeName(schema: string | undefined, name: string): string {
+  return schema === undefined ? name : `${schema.replace(/"/g, '""')}"."${name}`;
+}
+
 /** An xid12 column whose values are Xid. */
 export const xid12 = customType<{ data: Xid; driverData: string | Xid; config: SchemaConfig }>({
   dataType(config) {
-    return qualified(config?.schema, 'xid12');
+    return typeName(config?.schema, 'xid12');
   },
   toDriver(value: Xid): string {
     return Xid.from(value).toString();
@@ -38,7 +47,7 @@ export const xid12 = customType<{ data: Xid; driverData: string | Xid; config: S
 /** A rapkey column (the domain over text): values are checked before they are sent. */
 export const rapkey = customType<{ data: Rapkey; driverData: string; config: SchemaConfig }>({
   dataType(config) {
-    return qualified(config?.schema, 'rapkey');
+    return typeName(config?.schema, 'rapkey');
   },
   toDriver(value: string): string {
     try {

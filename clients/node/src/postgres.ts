@@ -5,11 +5,12 @@
 //   const sql = postgres(url, { types });
 //   const [row] = await sql`SELECT id FROM orders WHERE id > ${cursor} ORDER BY id LIMIT 1`;
 //   row.id instanceof Xid;                          // true
-//   await sql`SELECT * FROM orders WHERE id = ANY(${xid12Array(sql, ids)})`;
+//   await sql`SELECT * FROM orders WHERE id = ANY(${ids})`;
 //
 // An Xid (or a string) binds untyped as its text, so the server reads it as the type the query
-// needs. A JavaScript array would bind as text[] (Postgres.js types an array by its first
-// element): xid12Array binds it as xid12[].
+// needs; a JavaScript array of them binds untyped too (= ANY(${ids}) reads xid12[]).
+// xid12Array binds one typed xid12[] where the server cannot tell the type from the query. With types registered, a bad id text in a
+// parameter the server types as xid12 fails in the client, with an error naming the text.
 
 import postgres from 'postgres';
 import { type IdgenTypeInfo, TYPE_QUERY, typeInfo } from './catalog.js';
@@ -27,7 +28,8 @@ export function xid12Type(oid: number): postgres.PostgresType<Xid> {
     to: oid,
     from: [oid],
     serialize: (value: Xid | string) => (value instanceof Xid ? value.toString() : Xid.parse(value).toString()),
-    parse: (raw: string) => xidOfServerText(raw),
+    // Postgres.js's array parser hands a NULL element to the element parser as 'NULL'.
+    parse: (raw: string) => (raw === 'NULL' ? (null as unknown as Xid) : xidOfServerText(raw)),
   };
 }
 

@@ -10,6 +10,7 @@
 //!
 //! Messages never carry a NUL: [`PgReport`] drops them as it takes its texts, in one place.
 
+use idgen_core::words::{text_of, Words};
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 use std::borrow::Cow;
@@ -265,16 +266,19 @@ fn error_save_context(fcinfo: pg_sys::FunctionCallInfo) -> Option<*mut pg_sys::N
 // ---------------------------------------------------------------------------------------
 // The reports the glue raises, worded once
 
-/// `invalid input syntax for type T: "input"` (22P02), as PostgreSQL's own input functions say it.
-pub fn invalid_text(type_name: &str, input: &str, why: impl Into<String>) -> PgReport {
-    PgReport::new(
-        PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
-        format!(
-            "invalid input syntax for type {type_name}: {}",
-            quoted(input)
-        ),
-    )
-    .detail(why)
+/// A report of the core's words (`idgen_core::words`: message and DETAIL) with a SQLSTATE.
+pub fn worded(code: PgSqlErrorCode, words: Words) -> PgReport {
+    let report = PgReport::new(code, words.message);
+    match words.detail {
+        Some(detail) => report.detail(detail),
+        None => report,
+    }
+}
+
+/// 22P02 (`invalid input syntax for type T: "input"`, as PostgreSQL's own input functions
+/// say it) with the core's words.
+pub fn invalid_text(words: Words) -> PgReport {
+    worded(PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION, words)
 }
 
 /// 22023 with a message.
@@ -315,36 +319,13 @@ pub fn domain_violation(
     report
 }
 
-/// How many characters of a value a message quotes.
-pub const QUOTED_CHARS: usize = 40;
-
-/// A value quoted for a message. A message never carries unbounded input: past
-/// [`QUOTED_CHARS`] characters the value is cut, and its length is given instead.
-/// `idgen_backfill_column` in `sql/backfill.sql` quotes an unknown column by the same rule, in
-/// PL/pgSQL; the `quoting` regression suite pins both to the same output.
-pub fn quoted(value: &str) -> String {
-    match value.char_indices().nth(QUOTED_CHARS) {
-        None => format!("\"{value}\""),
-        Some((cut, _)) => format!(
-            "\"{}...\" ({} characters)",
-            &value[..cut],
-            value.chars().count()
-        ),
-    }
-}
+/// Values in messages are quoted by the core's one rule (at most 40 characters shown).
+pub use idgen_core::words::quoted;
 
 /// Text from the server as a Rust string. In a database whose encoding is not UTF-8 the bytes
-/// may not be UTF-8: then every non-ASCII byte becomes `?`, which keeps validation and
-/// messages correct in any server encoding (ids and keys are ASCII, so such text is
-/// invalid input anyway).
+/// may not be UTF-8: then every non-ASCII byte becomes `?` (`idgen_core::words::text_of`),
+/// which keeps validation and messages correct in any server encoding (ids and keys are ASCII,
+/// so such text is invalid input anyway).
 pub fn server_text(bytes: &[u8]) -> Cow<'_, str> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => Cow::Borrowed(text),
-        Err(_) => Cow::Owned(
-            bytes
-                .iter()
-                .map(|&b| if b.is_ascii() { b as char } else { '?' })
-                .collect(),
-        ),
-    }
+    text_of(bytes)
 }

@@ -1,7 +1,6 @@
 //! `rapkey_domain_check(text)`, the CHECK of the `rapkey` domain: a C function of its own
 //! that raises PostgreSQL's domain-violation error with the constraint, type and schema names.
 
-use super::messages::why;
 use crate::errors::{self, quoted, server_text as text};
 use idgen_core::rapkey;
 use pgrx::pg_sys;
@@ -71,7 +70,7 @@ fn violation_of(fcinfo: pg_sys::FunctionCallInfo) -> Option<errors::PgReport> {
     let mut report = errors::domain_violation("rapkey", domain, constraint).detail(format!(
         "{}: {}",
         quoted(&key),
-        why(&error)
+        error.detail()
     ));
     if !error.is_checksum() {
         report = report.hint(DOMAIN_HINT);

@@ -1,9 +1,9 @@
 //! The rapkey SQL functions: validity, builders, accessors and prefix ranges.
 
-use super::messages::why;
-use crate::errors::{invalid_parameter, invalid_text, null_value};
-use idgen_core::rapkey::{self, RapkeyError};
+use crate::errors::{invalid_text, null_value, worded};
+use idgen_core::rapkey::{self, Given, RapkeyError};
 use pgrx::prelude::*;
+use pgrx::PgSqlErrorCode;
 use std::borrow::Cow;
 
 // Text arguments arrive as their bytes: pgrx's `&str` panics on text that is not UTF-8
@@ -11,13 +11,16 @@ use std::borrow::Cow;
 use crate::errors::server_text as text;
 
 fn invalid_rapkey(input: &str, error: RapkeyError) -> ! {
-    invalid_text("rapkey", input, why(&error)).raise()
+    invalid_text(error.words(&Given::Key(input.to_string()))).raise()
 }
 
-fn invalid_argument(what: &str, error: RapkeyError) -> ! {
-    invalid_parameter(format!("invalid rapkey {what}"))
-        .detail(why(&error))
-        .raise()
+/// A body, part or prefix argument: 22023.
+fn invalid_argument(given: Given, error: RapkeyError) -> ! {
+    worded(
+        PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+        error.words(&given),
+    )
+    .raise()
 }
 
 #[pg_extern(sql = false)]
@@ -31,7 +34,7 @@ fn rapkey_is_valid(key: &[u8]) -> bool {
 #[pg_extern(sql = false)]
 fn rapkey_check_char(body: &[u8]) -> String {
     rapkey::check_char(&text(body))
-        .unwrap_or_else(|e| invalid_argument("body", e))
+        .unwrap_or_else(|e| invalid_argument(Given::Body, e))
         .to_string()
 }
 
@@ -46,7 +49,7 @@ fn rapkey_build(kind: &[u8], segments: Array<&[u8]>) -> String {
         })
         .collect();
     let parts: Vec<&str> = parts.iter().map(|p| p.as_ref()).collect();
-    rapkey::build(&text(kind), &parts).unwrap_or_else(|e| invalid_argument("part", e))
+    rapkey::build(&text(kind), &parts).unwrap_or_else(|e| invalid_argument(Given::Part, e))
 }
 
 #[pg_extern(sql = false)]
@@ -88,18 +91,18 @@ fn rapkey_segment(key: &[u8], n: i32) -> Option<String> {
 #[pg_extern(sql = false)]
 fn rapkey_prefix_lo(prefix: &[u8]) -> String {
     rapkey::prefix_range(&text(prefix))
-        .unwrap_or_else(|e| invalid_argument("prefix", e))
+        .unwrap_or_else(|e| invalid_argument(Given::Prefix, e))
         .0
 }
 
 #[pg_extern(sql = false)]
 fn rapkey_prefix_hi(prefix: &[u8]) -> String {
     rapkey::prefix_range(&text(prefix))
-        .unwrap_or_else(|e| invalid_argument("prefix", e))
+        .unwrap_or_else(|e| invalid_argument(Given::Prefix, e))
         .1
 }
 
 #[pg_extern(sql = false)]
 fn rapkey_normalize_prefix(prefix: &[u8]) -> String {
-    rapkey::normalize_prefix(&text(prefix)).unwrap_or_else(|e| invalid_argument("prefix", e))
+    rapkey::normalize_prefix(&text(prefix)).unwrap_or_else(|e| invalid_argument(Given::Prefix, e))
 }

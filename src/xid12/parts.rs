@@ -4,7 +4,7 @@ use super::Xid12;
 use crate::datum_out::ByteaDatum;
 use crate::errors::invalid_parameter;
 use crate::timestamps;
-use idgen_core::xid::{self, time_field, Xid, XidError};
+use idgen_core::xid::{time_field, Xid, XidError};
 use pgrx::prelude::*;
 
 /// The xid12 time field of a timestamp: its unix second, checked against the 32-bit range.
@@ -50,31 +50,12 @@ fn xid12_from_parts(ts: TimestampWithTimeZone, machine: &[u8], pid: i32, counter
         .unwrap_or_else(|e| raise(e))
 }
 
-/// Every xid12 part error as PostgreSQL reports it: times are datetime errors (22008), other
-/// parts bad parameters (22023).
+/// Every xid12 part error as PostgreSQL reports it, in the core's words: times are datetime
+/// errors (22008), other parts bad parameters (22023).
 pub fn raise(error: XidError) -> ! {
+    let message = error.words().message;
     match error {
-        XidError::TimeOutOfRange(s) => timestamps::out_of_range(format!(
-            "timestamp out of range for xid12: unix second {s} is outside 1970-01-01 00:00:00 .. \
-             2106-02-07 06:28:15 UTC"
-        )),
-        XidError::CounterOutOfRange(v) => invalid_parameter(format!(
-            "xid12 counter {v} is outside the range 0 .. {}",
-            xid::MAX_COUNTER
-        ))
-        .raise(),
-        XidError::MachineOutOfRange(v) => invalid_parameter(format!(
-            "xid12 machine id {v} is outside the range 0 .. {}",
-            xid::MAX_MACHINE
-        ))
-        .raise(),
-        XidError::MachineLength(n) => {
-            invalid_parameter(format!("xid12 machine id must be 3 bytes, got {n}")).raise()
-        }
-        XidError::PidOutOfRange(v) => invalid_parameter(format!(
-            "xid12 pid {v} is outside the range 0 .. {}",
-            u16::MAX
-        ))
-        .raise(),
+        XidError::TimeOutOfRange(_) => timestamps::out_of_range(message),
+        _ => invalid_parameter(message).raise(),
     }
 }

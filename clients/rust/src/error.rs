@@ -1,10 +1,13 @@
-//! One error type for the whole crate: what went wrong, worded for a person.
+//! One error type for the whole crate. The words of the core's errors (ids, keys, parts) are
+//! the core's, as the server shows them (`idgen_core::words`: the message, then `": "` and the
+//! DETAIL); only the registry's and the grant-bound generators' errors are worded here.
 
-use idgen_core::base32hex::{DecodeError, CHARS};
+use idgen_core::base32hex::DecodeError;
 use idgen_core::grant::GrantError;
-use idgen_core::rapkey::RapkeyError;
-use idgen_core::snowflake::SnowflakeError;
-use idgen_core::xid::{XidError, LEN, MAX_COUNTER, MAX_MACHINE};
+use idgen_core::rapkey::{Given, RapkeyError};
+use idgen_core::snowflake::{SettingNames, SnowflakeError};
+use idgen_core::words::Words;
+use idgen_core::xid::{BytesLengthError, XidError};
 use std::fmt;
 
 /// Why an id, a key or a part was refused. Its `Display` says what is wrong.
@@ -19,8 +22,8 @@ pub enum Error {
     XidParts(XidError),
     /// A Snowflake id, worker, epoch or clock problem.
     Snowflake(SnowflakeError),
-    /// A rapkey, body, part or prefix that breaks the grammar or the check character.
-    Rapkey(RapkeyError),
+    /// A rapkey, body, part or prefix (`given`) that breaks the grammar or the check character.
+    Rapkey { given: Given, error: RapkeyError },
     /// A generator bound to a writer grant refused: the clock is outside what the registry
     /// granted (and waiting or renewing did not help), or the registry granted a slot outside
     /// the kind's range.
@@ -39,71 +42,34 @@ pub enum Error {
 
 impl std::error::Error for Error {}
 
-/// At most this many characters of a bad input are quoted back.
-const QUOTE_CHARS: usize = 40;
+/// The client's Snowflake settings, as Snowflake messages name them.
+const SETTINGS: SettingNames<'static> = SettingNames {
+    worker_id: "Snowflake::new",
+    epoch: "Snowflake::epoch_ms",
+    max_backward_ms: "Snowflake::max_backward_ms",
+};
 
-fn quoted(text: &str) -> String {
-    let mut shown: String = text.chars().take(QUOTE_CHARS).collect();
-    if text.chars().count() > QUOTE_CHARS {
-        shown.push('…');
+impl Error {
+    /// The message and DETAIL the server shows for the same error, for the errors of ids, keys
+    /// and parts; `None` for the client's own (registry, grant, closed, forked).
+    pub fn words(&self) -> Option<Words> {
+        Some(match self {
+            Error::XidText { text, reason } => reason.words(text),
+            Error::XidBytes { len } => BytesLengthError { len: *len }.words(),
+            Error::XidParts(e) => e.words(),
+            Error::Snowflake(e) => e.words(&SETTINGS),
+            Error::Rapkey { given, error } => error.words(given),
+            _ => return None,
+        })
     }
-    format!("{shown:?}")
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(words) = self.words() {
+            return fmt::Display::fmt(&words, f);
+        }
         match self {
-            Error::XidText { text, reason } => {
-                write!(f, "invalid xid12 text {}: ", quoted(text))?;
-                let outside =
-                    |f: &mut fmt::Formatter<'_>, character: usize| -> fmt::Result {
-                        write!(
-                            f,
-                            "character {character} is outside the base32hex alphabet 0-9, a-v"
-                        )
-                    };
-                match *reason {
-                    DecodeError::Length(_) => match text.chars().count() {
-                        CHARS => outside(
-                            f,
-                            text.chars().position(|c| !c.is_ascii()).unwrap_or(0) + 1,
-                        ),
-                        chars => write!(
-                            f,
-                            "an xid12 is {CHARS} base32hex characters, the text has {chars}"
-                        ),
-                    },
-                    DecodeError::Symbol { position } => {
-                        outside(f, text[..position].chars().count() + 1)
-                    }
-                    DecodeError::NonCanonical => f.write_str(
-                        "the last character must be 0 or g (its low 4 bits are unused and must be zero)",
-                    ),
-                }
-            }
-            Error::XidBytes { len } => {
-                write!(f, "invalid xid12 bytes: an xid12 is exactly {LEN} bytes, got {len}")
-            }
-            Error::XidParts(e) => match *e {
-                XidError::TimeOutOfRange(s) => write!(
-                    f,
-                    "time out of range for xid12: unix second {s} is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC"
-                ),
-                XidError::CounterOutOfRange(v) => {
-                    write!(f, "xid12 counter {v} is outside the range 0 .. {MAX_COUNTER}")
-                }
-                XidError::MachineOutOfRange(v) => {
-                    write!(f, "xid12 machine id {v} is outside the range 0 .. {MAX_MACHINE}")
-                }
-                XidError::MachineLength(n) => {
-                    write!(f, "xid12 machine id must be 3 bytes, got {n}")
-                }
-                XidError::PidOutOfRange(v) => {
-                    write!(f, "xid12 pid {v} is outside the range 0 .. {}", u16::MAX)
-                }
-            },
-            Error::Snowflake(e) => snowflake_message(f, e),
-            Error::Rapkey(e) => rapkey_message(f, e),
             Error::Grant(e) => grant_message(f, e),
             Error::Registry { sqlstate, message } => match sqlstate {
                 Some(code) => write!(f, "writer registry: {message} (SQLSTATE {code})"),
@@ -113,58 +79,7 @@ impl fmt::Display for Error {
             Error::Forked => f.write_str(
                 "a grant-bound generator was used in a child process made by fork(): the grant is the parent's; make a new Registry in the child",
             ),
-        }
-    }
-}
-
-fn snowflake_message(f: &mut fmt::Formatter<'_>, e: &SnowflakeError) -> fmt::Result {
-    use idgen_core::snowflake::{MAX_EPOCH_MS, MAX_SEQUENCE, MAX_WORKER};
-    match *e {
-        SnowflakeError::WorkerOutOfRange { worker } => write!(
-            f,
-            "snowflake worker id {worker} is outside the range 0 .. {MAX_WORKER}"
-        ),
-        SnowflakeError::SequenceOutOfRange { sequence } => write!(
-            f,
-            "snowflake sequence {sequence} is outside the range 0 .. {MAX_SEQUENCE}"
-        ),
-        SnowflakeError::TimestampOutOfRange { ms_since_epoch } => write!(
-            f,
-            "time out of range for a snowflake id: {ms_since_epoch} ms after the epoch does not fit in 41 bits"
-        ),
-        SnowflakeError::BeforeEpoch { unix_ms, epoch_ms } => write!(
-            f,
-            "time out of range for a snowflake id: unix ms {unix_ms} is before the epoch {epoch_ms}"
-        ),
-        SnowflakeError::EpochOutOfRange { epoch_ms } => write!(
-            f,
-            "snowflake epoch {epoch_ms} ms is outside the range 0 .. {MAX_EPOCH_MS}"
-        ),
-        SnowflakeError::ClockMovedBack {
-            behind_ms,
-            limit_ms,
-        } => write!(
-            f,
-            "the clock moved back: it is {behind_ms} ms behind the last snowflake id, more than the {limit_ms} ms the generator waits out"
-        ),
-        SnowflakeError::BehindRestoredMark {
-            behind_ms,
-            limit_ms,
-        } => write!(
-            f,
-            "the clock is {behind_ms} ms behind the restored high-water mark, more than {limit_ms} ms"
-        ),
-        SnowflakeError::EpochChanged {
-            old_epoch_ms,
-            new_epoch_ms,
-            behind_ms,
-            limit_ms,
-        } => write!(
-            f,
-            "the snowflake epoch moved from {old_epoch_ms} to {new_epoch_ms}: new ids would be {behind_ms} ms behind the last one, more than {limit_ms} ms"
-        ),
-        SnowflakeError::NegativeId { id } => {
-            write!(f, "{id} is not a snowflake id: snowflake ids are never negative")
+            _ => unreachable!("worded by the core"),
         }
     }
 }
@@ -229,88 +144,8 @@ fn grant_message(f: &mut fmt::Formatter<'_>, e: &GrantError) -> fmt::Result {
             f,
             "the registry granted slot {slot}, outside the range 0 .. {max}"
         ),
-        GrantError::Snowflake(e) => snowflake_message(f, &e),
-        GrantError::Xid(e) => fmt::Display::fmt(&Error::XidParts(e), f),
-    }
-}
-
-fn rapkey_message(f: &mut fmt::Formatter<'_>, e: &RapkeyError) -> fmt::Result {
-    use idgen_core::rapkey::{
-        MAX_BODY_LEN, MAX_KEY_LEN, MAX_SEGMENTS, MAX_SEGMENT_LEN, MAX_TYPE_LEN, MIN_TYPE_LEN,
-    };
-    f.write_str("invalid rapkey: ")?;
-    match e {
-        RapkeyError::Empty => f.write_str("the key is empty"),
-        RapkeyError::KeyTooLong { len } => {
-            write!(
-                f,
-                "the key has {len} characters, at most {MAX_KEY_LEN} are allowed"
-            )
-        }
-        RapkeyError::BodyTooLong { len } => write!(
-            f,
-            "the body has {len} characters, at most {MAX_BODY_LEN} are allowed"
-        ),
-        RapkeyError::MissingCheckSeparator => f.write_str("no \"-\" before the check character"),
-        RapkeyError::MissingCheckChar => f.write_str("no check character after the \"-\""),
-        RapkeyError::ExtraCheckChars { check } => write!(
-            f,
-            "{} after the last \"-\": the check is one character",
-            quoted(check)
-        ),
-        RapkeyError::InvalidCheckChar { found } => {
-            write!(f, "check character {found:?} is not one of 0-9, a-z, ~")
-        }
-        RapkeyError::TypeLength { value, len } => {
-            if *len == 0 {
-                f.write_str("the type is empty")
-            } else {
-                write!(
-                    f,
-                    "type {} has {len} characters, a type has {MIN_TYPE_LEN} to {MAX_TYPE_LEN}",
-                    quoted(value)
-                )
-            }
-        }
-        RapkeyError::TypeChar {
-            value,
-            position,
-            found,
-        } => write!(
-            f,
-            "type {}: character {position} ({found:?}) is not a lowercase letter a-z",
-            quoted(value)
-        ),
-        RapkeyError::MissingSegment { kind } => {
-            write!(f, "type {} is not followed by a segment", quoted(kind))
-        }
-        RapkeyError::TooManySegments { count } => {
-            write!(f, "{count} segments, at most {MAX_SEGMENTS} are allowed")
-        }
-        RapkeyError::PrefixFull => write!(
-            f,
-            "the prefix already has {MAX_SEGMENTS} segments, no room for another"
-        ),
-        RapkeyError::EmptySegment { index } => write!(f, "segment {index} is empty"),
-        RapkeyError::SegmentTooLong { index, value, len } => write!(
-            f,
-            "segment {index} ({}) has {len} characters, at most {MAX_SEGMENT_LEN} are allowed",
-            quoted(value)
-        ),
-        RapkeyError::SegmentChar {
-            index,
-            value,
-            position,
-            found,
-        } => write!(
-            f,
-            "segment {index} ({}): character {position} ({found:?}) is not one of a-z, 0-9",
-            quoted(value)
-        ),
-        RapkeyError::WrongCheckChar { expected, found } => write!(
-            f,
-            "wrong check character {found:?}, the body's check character is {expected:?}"
-        ),
+        GrantError::Snowflake(e) => fmt::Display::fmt(&e.words(&SETTINGS), f),
+        GrantError::Xid(e) => fmt::Display::fmt(&e.words(), f),
     }
 }
 
@@ -333,11 +168,5 @@ impl From<GrantError> for Error {
             GrantError::Xid(e) => Error::XidParts(e),
             other => Error::Grant(other),
         }
-    }
-}
-
-impl From<RapkeyError> for Error {
-    fn from(e: RapkeyError) -> Self {
-        Error::Rapkey(e)
     }
 }

@@ -151,9 +151,9 @@ impl TryFrom<&[u8]> for Xid {
     type Error = Error;
     /// Exactly 12 bytes, as the server's binary form.
     fn try_from(bytes: &[u8]) -> Result<Xid, Error> {
-        <[u8; LEN]>::try_from(bytes)
-            .map(Xid::from_bytes)
-            .map_err(|_| Error::XidBytes { len: bytes.len() })
+        core::Xid::from_slice(bytes)
+            .map(Xid)
+            .map_err(|e| Error::XidBytes { len: e.len })
     }
 }
 

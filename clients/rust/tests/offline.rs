@@ -95,29 +95,33 @@ fn bad_text_is_an_error_that_says_why() {
         ("", "the text has 0"),
         (
             "9m4e2mr0ui3e8a215n4",
-            "an xid12 is 20 base32hex characters, the text has 19",
+            "An xid12 is 20 base32hex characters; the text has 19 characters.",
         ),
         ("9m4e2mr0ui3e8a215n4g0", "the text has 21"),
         (
             "9m4e2mr0ui3e8a215n4w",
-            "character 20 is outside the base32hex alphabet",
+            "Character 20 is outside the base32hex alphabet",
         ),
         (
             "9m4e2mr0ui3e 8a215n4",
-            "character 13 is outside the base32hex alphabet",
+            "Character 13 is outside the base32hex alphabet",
         ),
+        (" 9m4e2mr0ui3e8a215n4", "Leading and trailing spaces"),
         (
             "9m4e2mr0ui3e8a215n4é",
-            "character 20 is outside the base32hex alphabet",
+            "Character 20 is outside the base32hex alphabet",
         ),
-        ("9m4e2mr0ui3e8a215n41", "the last character must be 0 or g"),
-        ("9m4e2mr0ui3e8a215n4v", "the last character must be 0 or g"),
+        ("9m4e2mr0ui3e8a215n41", "The last character must be 0 or g"),
+        ("9m4e2mr0ui3e8a215n4v", "The last character must be 0 or g"),
     ];
     for (text, why) in cases {
         let err = Xid::parse(text).unwrap_err();
         assert!(matches!(err, Error::XidText { .. }), "{err:?}");
         let message = err.to_string();
-        assert!(message.starts_with("invalid xid12 text "), "{message}");
+        assert!(
+            message.starts_with("invalid input syntax for type xid12: "),
+            "{message}"
+        );
         assert!(message.contains(why), "{text:?}: {message}");
     }
     for len in [0, 11, 13, 20] {
@@ -125,7 +129,7 @@ fn bad_text_is_an_error_that_says_why() {
         assert_eq!(err, Error::XidBytes { len });
         assert_eq!(
             err.to_string(),
-            format!("invalid xid12 bytes: an xid12 is exactly 12 bytes, got {len}")
+            format!("invalid binary xid12 value: An xid12 is exactly 12 bytes; got {len}.")
         );
     }
 }
@@ -254,7 +258,10 @@ fn snowflake_layout_and_generator() {
     // A clock step back beyond the bound is an error, never a duplicate.
     clock.store(E + 1000 - 500, Ordering::SeqCst);
     let err = g.next_id().unwrap_err();
-    assert!(err.to_string().contains("the clock moved back"), "{err}");
+    assert!(
+        err.to_string().contains("clock moved backwards by 500 ms"),
+        "{err}"
+    );
     // Within the bound it waits until the clock has caught up (each reading of this clock
     // moves it a millisecond on).
     let ticking = Arc::new(AtomicI64::new(E + 1000));
@@ -292,13 +299,13 @@ fn snowflake_waits_out_a_full_millisecond() {
 fn snowflake_bad_input() {
     assert_eq!(
         Snowflake::new(1024).unwrap_err().to_string(),
-        "snowflake worker id 1024 is outside the range 0 .. 1023"
+        "snowflake worker id 1024 is out of range 0..1023 (see Snowflake::new)"
     );
     assert!(Snowflake::new(-1).is_err());
     assert!(Snowflake::new(0).unwrap().epoch_ms(-1).is_err());
     assert_eq!(
         snowflake::decode(-1).unwrap_err().to_string(),
-        "-1 is not a snowflake id: snowflake ids are never negative"
+        "invalid snowflake id -1: snowflake ids are never negative"
     );
     let g = Snowflake::new(0)
         .unwrap()
@@ -307,7 +314,7 @@ fn snowflake_bad_input() {
         .next_id()
         .unwrap_err()
         .to_string()
-        .contains("before the epoch"));
+        .contains("is before the snowflake epoch"));
 }
 
 #[test]
@@ -346,17 +353,19 @@ fn rapkey_errors_name_the_problem() {
     assert!(!rapkey::is_valid("ord.cn.sh.202407.8842-3"));
     assert_eq!(
         err("ord.cn.sh.202407.8842-3"),
-        "invalid rapkey: wrong check character '3', the body's check character is '2'"
+        "invalid input syntax for type rapkey: \"ord.cn.sh.202407.8842-3\": \
+         Wrong check character: expected '2', found '3'."
     );
-    assert!(err("ORD.cn.sh.202407.8842-2").contains("type \"ORD\": character 1 ('O')"));
-    assert!(err("ord.cn..8842-2").contains("segment 2 is empty"));
-    assert!(err("ord-2").contains("not followed by a segment"));
-    assert!(err("ord.cn").contains("no \"-\" before the check character"));
+    assert!(err("ORD.cn.sh.202407.8842-2")
+        .ends_with("Type \"ORD\" has a character outside [a-z]: 'O' at position 1."));
+    assert!(err("ord.cn..8842-2").ends_with("Segment 2 is empty."));
+    assert!(err("ord-2").contains("must be followed by at least one segment"));
+    assert!(err("ord.cn").contains("Missing '-' before the check character."));
     let e = rapkey::build("ord", &["cn", "s h"]).unwrap_err();
-    assert!(
-        e.to_string()
-            .contains("segment 2 (\"s h\"): character 2 (' ')"),
-        "{e}"
+    assert_eq!(
+        e.to_string(),
+        "invalid rapkey part: Segment 2 \"s h\" has a character outside [a-z0-9]: ' ' at \
+         position 2."
     );
     assert!(rapkey::build("ord", &[]).is_err());
     assert!(rapkey::prefix_range("ord.cn.").is_err());
@@ -375,7 +384,7 @@ fn serde_uses_the_text() {
     let err = serde_json::from_str::<Xid>(r#""9m4e2mr0ui3e8a215n41""#).unwrap_err();
     assert!(
         err.to_string()
-            .contains("the last character must be 0 or g"),
+            .contains("The last character must be 0 or g"),
         "{err}"
     );
     assert!(serde_json::from_str::<Xid>("1").is_err());

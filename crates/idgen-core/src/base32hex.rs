@@ -3,6 +3,8 @@
 //! 96 bits need 20 characters of 5 bits; the last character carries one data bit and
 //! four zero bits, so only `0` and `g` may end a canonical text.
 
+use crate::words::{invalid_input, text_of, Words};
+
 pub const BYTES: usize = 12;
 pub const CHARS: usize = 20;
 
@@ -23,12 +25,75 @@ const DECODE: [u8; 256] = {
     table
 };
 
-/// Why a text is not an id. Positions and lengths count bytes.
+/// Why a text is not an id. Positions and lengths count characters of the text as
+/// [`text_of`] reads its bytes (UTF-8, or one character per byte), as a person counts them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DecodeError {
-    Length(usize),
-    Symbol { position: usize },
+    /// The text starts or ends with white space.
+    Spaces,
+    /// The text has `chars` characters, not [`CHARS`].
+    Length { chars: usize },
+    /// Character `character` (1-based) is outside the alphabet.
+    Symbol { character: usize },
+    /// The last character's unused low 4 bits are not zero (it is not `0` or `g`).
     NonCanonical,
+}
+
+impl DecodeError {
+    /// The message and DETAIL for `text` (as [`text_of`] shows the input), which is not an
+    /// xid12 for this reason.
+    pub fn words(&self, text: &str) -> Words {
+        let detail = match *self {
+            DecodeError::Spaces => "Leading and trailing spaces are not allowed.".to_string(),
+            DecodeError::Length { chars } => {
+                format!(
+                    "An xid12 is {CHARS} base32hex characters; the text has {chars} characters."
+                )
+            }
+            DecodeError::Symbol { character } => {
+                format!("Character {character} is outside the base32hex alphabet 0-9, a-v.")
+            }
+            DecodeError::NonCanonical => {
+                "The last character must be 0 or g: its low 4 bits are unused and must be zero."
+                    .to_string()
+            }
+        };
+        Words::with_detail(invalid_input("xid12", text), detail)
+    }
+}
+
+/// Where decoding stopped, in bytes.
+enum Stop {
+    Length,
+    Symbol(usize),
+}
+
+/// The error of a text the byte decoder refused, counted in characters.
+#[cold]
+fn in_characters(bytes: &[u8], stop: Stop) -> DecodeError {
+    let text = text_of(bytes);
+    if text.trim() != text {
+        return DecodeError::Spaces;
+    }
+    match stop {
+        Stop::Length => match text.chars().count() {
+            // As many characters as an id has, but some take more than one byte: the first
+            // character that is not a symbol is named.
+            CHARS => DecodeError::Symbol {
+                character: text
+                    .chars()
+                    .position(|c| !c.is_ascii() || DECODE[c as usize] == INVALID)
+                    .unwrap_or(0)
+                    + 1,
+            },
+            chars => DecodeError::Length { chars },
+        },
+        // Every byte before the bad one is ASCII (or the text is one character per byte), so
+        // the byte position is a character boundary.
+        Stop::Symbol(position) => DecodeError::Symbol {
+            character: text[..position].chars().count() + 1,
+        },
+    }
 }
 
 pub fn encode(bytes: &[u8; BYTES]) -> [u8; CHARS] {
@@ -44,13 +109,13 @@ pub fn encode(bytes: &[u8; BYTES]) -> [u8; CHARS] {
 
 pub fn decode(text: &[u8]) -> Result<[u8; BYTES], DecodeError> {
     if text.len() != CHARS {
-        return Err(DecodeError::Length(text.len()));
+        return Err(in_characters(text, Stop::Length));
     }
     let mut bits: u128 = 0;
     for (position, &c) in text.iter().enumerate() {
         let value = DECODE[c as usize];
         if value == INVALID {
-            return Err(DecodeError::Symbol { position });
+            return Err(in_characters(text, Stop::Symbol(position)));
         }
         bits = (bits << 5) | value as u128;
     }
@@ -88,23 +153,36 @@ mod tests {
 
     #[test]
     fn rejects_bad_text() {
-        assert_eq!(decode(b""), Err(DecodeError::Length(0)));
-        assert_eq!(decode(b"0000000000000000000"), Err(DecodeError::Length(19)));
+        assert_eq!(decode(b""), Err(DecodeError::Length { chars: 0 }));
+        assert_eq!(
+            decode(b"0000000000000000000"),
+            Err(DecodeError::Length { chars: 19 })
+        );
         assert_eq!(
             decode(b"000000000000000000000"),
-            Err(DecodeError::Length(21))
+            Err(DecodeError::Length { chars: 21 })
         );
         assert_eq!(
             decode(b"0000000000w000000000"),
-            Err(DecodeError::Symbol { position: 10 })
+            Err(DecodeError::Symbol { character: 11 })
         );
         assert_eq!(
             decode(b"000000000 0000000000"),
-            Err(DecodeError::Symbol { position: 9 })
+            Err(DecodeError::Symbol { character: 10 })
         );
         assert_eq!(
             decode(b"000000000\x000000000000"),
-            Err(DecodeError::Symbol { position: 9 })
+            Err(DecodeError::Symbol { character: 10 })
+        );
+        assert_eq!(decode(b" 0000000000000000000"), Err(DecodeError::Spaces));
+        // 20 characters, 21 bytes: the first non-ASCII character is named.
+        assert_eq!(
+            decode("00000000000000000é00".as_bytes()),
+            Err(DecodeError::Symbol { character: 18 })
+        );
+        assert_eq!(
+            decode(b"0000000000000000\xff00"),
+            Err(DecodeError::Length { chars: 19 })
         );
         assert_eq!(
             decode(b"00000000000000000001"),

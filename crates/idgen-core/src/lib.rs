@@ -9,4 +9,5 @@ pub mod pgtime;
 pub mod rapkey;
 pub mod snowflake;
 pub mod spinlock;
+pub mod words;
 pub mod xid;

@@ -4,6 +4,7 @@
 //! Byte order is sort order is creation-second order.
 
 use crate::base32hex;
+use crate::words::Words;
 use md5::{Digest, Md5};
 
 pub const LEN: usize = base32hex::BYTES;
@@ -46,6 +47,43 @@ pub enum XidError {
     MachineOutOfRange(i64),
     MachineLength(usize),
     PidOutOfRange(i64),
+}
+
+impl XidError {
+    /// The message (no DETAIL): a time is a datetime error, the other parts bad parameters.
+    pub fn words(&self) -> Words {
+        Words::new(match *self {
+            XidError::TimeOutOfRange(s) => format!(
+                "timestamp out of range for xid12: unix second {s} is outside 1970-01-01 \
+                 00:00:00 .. 2106-02-07 06:28:15 UTC"
+            ),
+            XidError::CounterOutOfRange(v) => {
+                format!("xid12 counter {v} is outside the range 0 .. {MAX_COUNTER}")
+            }
+            XidError::MachineOutOfRange(v) => {
+                format!("xid12 machine id {v} is outside the range 0 .. {MAX_MACHINE}")
+            }
+            XidError::MachineLength(n) => format!("xid12 machine id must be 3 bytes, got {n}"),
+            XidError::PidOutOfRange(v) => {
+                format!("xid12 pid {v} is outside the range 0 .. {}", u16::MAX)
+            }
+        })
+    }
+}
+
+/// Bytes that are not an xid12 (binary input, a cast from bytea): `len` bytes, not [`LEN`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BytesLengthError {
+    pub len: usize,
+}
+
+impl BytesLengthError {
+    pub fn words(&self) -> Words {
+        Words::with_detail(
+            "invalid binary xid12 value",
+            format!("An xid12 is exactly {LEN} bytes; got {}.", self.len),
+        )
+    }
 }
 
 /// The id of these parts as a 96-bit number: ids compare as their numbers do. The generator
@@ -186,6 +224,13 @@ impl Xid {
 
     pub fn parse(text: &[u8]) -> Result<Xid, base32hex::DecodeError> {
         base32hex::decode(text).map(Xid)
+    }
+
+    /// The id of exactly [`LEN`] bytes.
+    pub fn from_slice(bytes: &[u8]) -> Result<Xid, BytesLengthError> {
+        <[u8; LEN]>::try_from(bytes)
+            .map(Xid)
+            .map_err(|_| BytesLengthError { len: bytes.len() })
     }
 }
 

@@ -10,6 +10,8 @@
 //! `0-9a-z~` (`~` = 36). It catches every single-character substitution and every adjacent
 //! transposition of the body symbols, separators included.
 
+use crate::words::{invalid_input, quoted, shown_char, Words};
+
 /// Longest valid key, check character included.
 pub const MAX_KEY_LEN: usize = 128;
 /// Longest body: room is left for `-` and the check character.
@@ -26,7 +28,7 @@ pub const MAX_SEGMENT_LEN: usize = 32;
 pub const CHECK_ALPHABET: &str = "0123456789abcdefghijklmnopqrstuvwxyz~";
 
 /// Why a key, body, part or prefix was rejected: the kind of error and the data a message
-/// needs, no wording (the SQL glue words them). A part (`value`, `kind`, `check`) is the
+/// needs (positions and lengths in characters), worded once by [`RapkeyError::words`]. A part (`value`, `kind`, `check`) is the
 /// input's text, whole: whoever shows it bounds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RapkeyError {
@@ -77,10 +79,107 @@ pub enum RapkeyError {
     WrongCheckChar { expected: char, found: char },
 }
 
+/// What was refused, which the message names: a key given as text (a type's input), or a
+/// body, a part or a prefix given as an argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Given {
+    /// A key, as given (before any trimming).
+    Key(String),
+    Body,
+    Part,
+    Prefix,
+}
+
 impl RapkeyError {
     /// True for a wrong check character (the key is well-formed), false for grammar errors.
     pub fn is_checksum(&self) -> bool {
         matches!(self, RapkeyError::WrongCheckChar { .. })
+    }
+
+    /// The message and DETAIL: `invalid input syntax for type rapkey: "key"` for a key,
+    /// `invalid rapkey body|part|prefix` for an argument; the DETAIL is [`Self::detail`].
+    pub fn words(&self, given: &Given) -> Words {
+        let message = match given {
+            Given::Key(key) => invalid_input("rapkey", key),
+            Given::Body => "invalid rapkey body".to_string(),
+            Given::Part => "invalid rapkey part".to_string(),
+            Given::Prefix => "invalid rapkey prefix".to_string(),
+        };
+        Words::with_detail(message, self.detail())
+    }
+
+    /// Why a key, body, part or prefix is rejected, as a DETAIL sentence. Parts of the input
+    /// are shown through [`quoted`], so never unbounded.
+    pub fn detail(&self) -> String {
+        use RapkeyError::*;
+        match self {
+            Empty => "Key is empty.".into(),
+            KeyTooLong { len } => {
+                format!("Key is too long: {len} characters (at most {MAX_KEY_LEN}).")
+            }
+            BodyTooLong { len } => format!(
+                "Body is too long: {len} characters (at most {MAX_BODY_LEN}, leaving room for \
+                 '-' and the check character)."
+            ),
+            MissingCheckSeparator => "Missing '-' before the check character.".into(),
+            MissingCheckChar => "Missing check character after '-'.".into(),
+            ExtraCheckChars { check } => format!(
+                "Expected one check character after '-', found {}.",
+                quoted(check)
+            ),
+            InvalidCheckChar { found } => format!(
+                "Check character {} is not one of [0-9a-z~].",
+                shown_char(*found)
+            ),
+            TypeLength { len: 0, .. } => "Type is empty.".into(),
+            TypeLength { value, len } => format!(
+                "Type {} is too {}: {len} letter{} (a type has {MIN_TYPE_LEN} to \
+                 {MAX_TYPE_LEN} letters).",
+                quoted(value),
+                if *len < MIN_TYPE_LEN { "short" } else { "long" },
+                if *len == 1 { "" } else { "s" }
+            ),
+            TypeChar {
+                value,
+                position,
+                found,
+            } => format!(
+                "Type {} has a character outside [a-z]: {} at position {position}.",
+                quoted(value),
+                shown_char(*found)
+            ),
+            MissingSegment { kind } => format!(
+                "Type {} must be followed by at least one segment.",
+                quoted(kind)
+            ),
+            TooManySegments { count } => {
+                format!("Too many segments: {count} (at most {MAX_SEGMENTS}).")
+            }
+            PrefixFull => format!(
+                "The prefix already has {MAX_SEGMENTS} segments, the most a key has, so a \
+                 number cannot be added to it."
+            ),
+            EmptySegment { index } => format!("Segment {index} is empty."),
+            SegmentTooLong { index, value, len } => format!(
+                "Segment {index} {} is too long: {len} characters (at most {MAX_SEGMENT_LEN}).",
+                quoted(value)
+            ),
+            SegmentChar {
+                index,
+                value,
+                position,
+                found,
+            } => format!(
+                "Segment {index} {} has a character outside [a-z0-9]: {} at position \
+                 {position}.",
+                quoted(value),
+                shown_char(*found)
+            ),
+            WrongCheckChar { expected, found } => format!(
+                "Wrong check character: expected '{expected}', found {}.",
+                shown_char(*found)
+            ),
+        }
     }
 }
 

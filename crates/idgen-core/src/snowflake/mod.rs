@@ -28,8 +28,9 @@
 //! one a little ahead ([`Step::ExtendLease`]), so that after a crash the mark on disk is still
 //! above every id issued.
 //!
-//! Nothing in this module panics; every failure is a [`SnowflakeError`] value. What a user
-//! reads (message, SQLSTATE, setting names) is the glue's business.
+//! Nothing in this module panics; every failure is a [`SnowflakeError`] value, worded by
+//! [`SnowflakeError::words`] with the names of the settings of whoever shows it; the SQLSTATE
+//! is the glue's business.
 //!
 //! One file per job: [`layout`](self::layout) (the bits of an id), [`config`](self::config)
 //! (a generator's settings), [`mark`](self::mark) (the high-water mark and its file format),
@@ -76,4 +77,66 @@ pub enum SnowflakeError {
     },
     /// A negative bigint is not a snowflake id.
     NegativeId { id: i64 },
+}
+
+/// What the settings a Snowflake message refers to are called where it is shown (the server's
+/// are its GUCs).
+#[derive(Debug, Clone, Copy)]
+pub struct SettingNames<'a> {
+    pub worker_id: &'a str,
+    pub epoch: &'a str,
+    pub max_backward_ms: &'a str,
+}
+
+impl SnowflakeError {
+    /// The message (no DETAIL), naming the settings as `names` calls them.
+    pub fn words(&self, names: &SettingNames<'_>) -> crate::words::Words {
+        use SnowflakeError::*;
+        let (epoch, bound) = (names.epoch, names.max_backward_ms);
+        crate::words::Words::new(match *self {
+            WorkerOutOfRange { worker } => format!(
+                "snowflake worker id {worker} is out of range 0..{MAX_WORKER} (see {})",
+                names.worker_id
+            ),
+            SequenceOutOfRange { sequence } => {
+                format!("snowflake sequence {sequence} is out of range 0..{MAX_SEQUENCE}")
+            }
+            EpochOutOfRange { epoch_ms } => {
+                format!("snowflake epoch {epoch_ms} ms is out of range 0..{MAX_EPOCH_MS} ({epoch})")
+            }
+            NegativeId { id } => {
+                format!("invalid snowflake id {id}: snowflake ids are never negative")
+            }
+            TimestampOutOfRange { ms_since_epoch } => format!(
+                "time {ms_since_epoch} ms after the snowflake epoch is beyond the 41-bit \
+                 snowflake range (at most {MAX_TIMESTAMP} ms, about 69 years)"
+            ),
+            BeforeEpoch { unix_ms, epoch_ms } => format!(
+                "time {unix_ms} ms since 1970-01-01 is before the snowflake epoch {epoch_ms} ms \
+                 ({epoch})"
+            ),
+            ClockMovedBack {
+                behind_ms,
+                limit_ms,
+            } => format!(
+                "clock moved backwards by {behind_ms} ms, more than {bound} ({limit_ms} ms)"
+            ),
+            BehindRestoredMark {
+                behind_ms,
+                limit_ms,
+            } => format!(
+                "clock is {behind_ms} ms behind the last snowflake id issued before the server \
+                 started, more than {bound} ({limit_ms} ms)"
+            ),
+            EpochChanged {
+                old_epoch_ms,
+                new_epoch_ms,
+                behind_ms,
+                limit_ms,
+            } => format!(
+                "{epoch} changed from {old_epoch_ms} to {new_epoch_ms} ms, which puts new ids \
+                 {behind_ms} ms behind the last issued id, more than {bound} ({limit_ms} ms)"
+            ),
+        })
+    }
 }

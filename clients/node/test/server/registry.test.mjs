@@ -1,0 +1,131 @@
+// The writer Registry over a node-postgres Pool: unique ids from several writers, each covered
+// by idgen_writer_of naming its writer, renewal moving hi, a grant released from outside
+// replaced by a new one, close() releasing with the last id's time, an unreachable registry
+// when a renewal is due, and clocks outside the window.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import {
+  ClockAheadOfWindow, ClockBeforeWindow, Registry, RegistryError, RegistryUnavailable, Xid, snowflakeParts,
+} from '../../dist/index.js';
+import { registerTypes } from '../../dist/pg.js';
+import { config, freshDatabase, skip } from './helpers.mjs';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+describe('Registry', { skip }, () => {
+  let pool;
+  before(async () => {
+    await freshDatabase('node_registry');
+    pool = new pg.Pool({ ...config('node_registry'), max: 6, onConnect: registerTypes });
+  });
+  after(async () => pool && pool.end());
+
+  const grantRow = async (id) => (await pool.query(
+    `SELECT writer, slot, floor(extract(epoch FROM hi) * 1000)::bigint::text AS hi_ms, released_at,
+            floor(extract(epoch FROM hi) * 1000)::bigint - floor(extract(epoch FROM lo) * 1000)::bigint AS width
+       FROM idgen_grants WHERE grant_id = $1`, [id])).rows[0];
+
+  test('three writers: unique ids, each covered by its own grant (idgen_writer_of)', async () => {
+    const regs = ['w-a', 'w-b', 'w-c'].map((writer) => new Registry(pool, { writer }));
+    const snows = await Promise.all(regs.map((r) => r.snowflake()));
+    const xids = await Promise.all(regs.map((r) => r.xid12()));
+    assert.equal(new Set(snows.map((g) => g.slot)).size, 3);
+    const made = [];
+    for (let i = 0; i < 3000; i++) {
+      const k = i % 3;
+      made.push({ id: i % 2 ? await snows[k].nextId() : snows[k].nextIdSync(), writer: `w-${'abc'[k]}`, kind: 'snowflake' });
+      made.push({ id: i % 2 ? await xids[k].new() : xids[k].newSync(), writer: `w-${'abc'[k]}`, kind: 'xid12' });
+    }
+    assert.equal(new Set(made.map((m) => String(m.id))).size, made.length);
+    for (const k of [0, 1, 2]) assert.ok(snowflakeParts(made[2 * k].id).worker === snows[k].slot);
+    // every id is covered by the grant of the writer that made it
+    const snowIds = made.filter((m) => m.kind === 'snowflake');
+    const xidIds = made.filter((m) => m.kind === 'xid12');
+    const w1 = await pool.query('SELECT (idgen_writer_of(x)).writer AS w FROM unnest($1::bigint[]) WITH ORDINALITY u(x, o) ORDER BY o', [snowIds.map((m) => String(m.id))]);
+    assert.deepEqual(w1.rows.map((r) => r.w), snowIds.map((m) => m.writer));
+    const w2 = await pool.query('SELECT (idgen_writer_of(x)).writer AS w FROM unnest($1::xid12[]) WITH ORDINALITY u(x, o) ORDER BY o', [xidIds.map((m) => m.id)]);
+    assert.deepEqual(w2.rows.map((r) => r.w), xidIds.map((m) => m.writer));
+    // in one table with server-made xid12 ids, idgen_verify finds only the server's uncovered
+    await pool.query('CREATE TABLE written (id xid12 PRIMARY KEY)');
+    await pool.query('INSERT INTO written SELECT unnest($1::xid12[])', [xidIds.map((m) => m.id)]);
+    await pool.query('INSERT INTO written SELECT gen_xid12() FROM generate_series(1, 5)');
+    const v = await pool.query("SELECT count(*)::int AS n FROM idgen_verify('written', 'id')");
+    assert.ok(v.rows[0].n <= 5);
+    await Promise.all(regs.map((r) => r.close()));
+  });
+
+  test('renewal in the background moves hi; close() releases with the last id time', async () => {
+    const reg = new Registry(pool, { writer: 'renewing' });
+    const g = await reg.snowflake({ lease: 2 });
+    const first = g.grant;
+    const before = await grantRow(first.grantId);
+    await g.nextId();
+    await sleep(1600); // about half the lease: the timer renews
+    const afterRenew = await grantRow(first.grantId);
+    assert.ok(BigInt(afterRenew.hi_ms) > BigInt(before.hi_ms), `${afterRenew.hi_ms} > ${before.hi_ms}`);
+    assert.equal(g.grant.grantId, first.grantId);
+    const last = await g.nextId();
+    await reg.close();
+    const released = await grantRow(first.grantId);
+    assert.ok(released.released_at !== null);
+    assert.equal(Number(released.hi_ms), g.time(last).getTime() + 1, 'hi is just after the last id');
+    await assert.rejects(g.nextId(), (e) => e instanceof RegistryError && /closed/.test(e.message));
+    // an xid12 generator that made nothing releases with -infinity: hi = lo
+    const reg2 = new Registry(pool, { writer: 'idle' });
+    const x = await reg2.xid12();
+    const xg = x.grant;
+    await reg2.close();
+    assert.equal(Number((await grantRow(xg.grantId)).width), 0);
+  });
+
+  test('a grant released from outside is replaced by a new grant; ids stay covered and increasing', async () => {
+    const reg = new Registry(pool, { writer: 'robbed' });
+    const g = await reg.xid12({ lease: 2 });
+    const a = await g.new();
+    const old = g.grant;
+    await pool.query('SELECT idgen_release($1, $2)', [old.grantId, old.token]);
+    await sleep(1600); // the background renewal gets 55000 and acquires anew
+    assert.notEqual(g.grant.grantId, old.grantId);
+    const b = await g.new();
+    assert.ok(a < b);
+    const w = await pool.query('SELECT (idgen_writer_of($1::xid12)).grant_id::text AS gid', [b]);
+    assert.equal(w.rows[0].gid, g.grant.grantId);
+    await reg.close();
+  });
+
+  test('the window runs out while the registry is unreachable: an error, never an id outside', async () => {
+    const own = new pg.Pool({ ...config('node_registry'), max: 1 });
+    const reg = new Registry(own, { writer: 'cut-off' });
+    const g = await reg.snowflake({ lease: 1 });
+    const hiMs = g.grant.hiUs / 1000;
+    await own.end(); // from now on every call fails to connect
+    const ids = [];
+    for (;;) {
+      try {
+        ids.push(g.nextIdSync());
+      } catch (e) {
+        assert.ok(e instanceof RegistryError, e);
+        break;
+      }
+    }
+    for (const id of ids) assert.ok(g.time(id).getTime() < hiMs);
+    await assert.rejects(g.nextId(), (e) => e instanceof RegistryUnavailable && /could not be renewed, so no id is made/.test(e.message));
+    await reg.close();
+  });
+
+  test('clocks outside the window: behind by more than maxWait, ahead by more than a lease', async () => {
+    const behind = new Registry(pool, { writer: 'behind', clockMs: () => Date.now() - 60000 });
+    await assert.rejects((await behind.snowflake()).nextId(), (e) => e instanceof ClockBeforeWindow && /behind/.test(e.message));
+    await behind.close();
+    const ahead = new Registry(pool, { writer: 'ahead', clockMs: () => Date.now() + 3600000 });
+    await assert.rejects((await ahead.xid12({ lease: 60 })).new(), (e) => e instanceof ClockAheadOfWindow && /ahead of the registry server's/.test(e.message));
+    await ahead.close();
+    // a clock 3 s behind waits for its window and then runs
+    const slow = new Registry(pool, { writer: 'slow', clockMs: () => Date.now() - 3000 });
+    const s = await slow.snowflake();
+    assert.equal(typeof (await s.nextId()), 'bigint');
+    await slow.close();
+    void Xid;
+  });
+});

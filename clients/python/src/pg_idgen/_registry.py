@@ -458,9 +458,12 @@ class _GrantGenerator:
             f"a writer runs only while its clock is less than a lease ahead of the server's")
 
     def _with_offset(self, e: ClockBeforeWindow) -> ClockBeforeWindow:
-        g = self._grant
+        behind = -self._grant.offset_s()
+        if behind >= 0:
+            return ClockBeforeWindow(f"the clock is {behind:.1f} s behind the registry server's: {e}")
         return ClockBeforeWindow(
-            f"the clock is {-g.offset_s():.1f} s behind the registry server's: {e}")
+            f"the clock is {-behind:.1f} s ahead of the registry server's, but the slot's window "
+            f"starts later still: {e}")
 
     def _background_renew(self) -> None:
         reg = self._registry

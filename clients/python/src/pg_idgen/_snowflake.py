@@ -55,7 +55,7 @@ def _check_id(id: int) -> int:
     if not isinstance(id, int) or isinstance(id, bool):
         raise TypeError(f"a snowflake id is an int, not {type(id).__name__}")
     if id < 0:
-        raise ValueError(f"snowflake id {id} is negative: not a snowflake id")
+        raise ValueError(f"invalid snowflake id {id}: snowflake ids are never negative")
     if id > (1 << 63) - 1:
         raise ValueError(f"snowflake id {id} does not fit in a bigint")
     return id

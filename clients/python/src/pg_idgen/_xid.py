@@ -14,6 +14,7 @@ import hashlib
 import os
 import socket
 import threading
+import unicodedata as _unicodedata
 from time import time_ns as _time_ns
 from typing import Callable, Optional, Union
 
@@ -35,16 +36,43 @@ _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_UTC)
 _RANGE_TEXT = "1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC"
 
 
+# Unicode White_Space, what the server's trim takes away.
+_WHITESPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+QUOTED_CHARS = 40
+
+
+def _quoted(value: str) -> str:
+    """A value as a message quotes it (the server's rule, tests/vectors/README.md): whole, or
+    past 40 characters its first 40 and its length."""
+    if len(value) <= QUOTED_CHARS:
+        return f'"{value}"'
+    return f'"{value[:QUOTED_CHARS]}..." ({len(value)} characters)'
+
+
+def _shown_char(c: str) -> str:
+    """A character as a message shows it: quoted, a control character escaped (e.g. '\\u{a}')."""
+    if _unicodedata.category(c) == "Cc":
+        return "'\\u{%x}'" % ord(c)
+    return f"'{c}'"
+
+
+def _invalid_input(type_name: str, text: str) -> str:
+    return f"invalid input syntax for type {type_name}: {_quoted(text)}"
+
+
 def _why_not_text(text: str) -> str:
     """Why a str is not an xid12 text (the server's DETAIL, in characters)."""
-    if text.strip() != text:
-        return "leading and trailing spaces are not allowed"
+    if text.strip(_WHITESPACE) != text:
+        return "Leading and trailing spaces are not allowed."
     if len(text) != CHARS:
-        return f"an xid12 is {CHARS} base32hex characters; the text has {len(text)} characters"
+        return f"An xid12 is {CHARS} base32hex characters; the text has {len(text)} characters."
     for i, c in enumerate(text):
-        if c.lower() not in _ALPHABET or not c.isascii():
-            return f"character {i + 1} ({c!r}) is outside the base32hex alphabet 0-9, a-v"
-    return "the last character must be 0 or g: its low 4 bits are unused and must be zero"
+        if not c.isascii() or c.lower() not in _ALPHABET:
+            return f"Character {i + 1} is outside the base32hex alphabet 0-9, a-v."
+    return "The last character must be 0 or g: its low 4 bits are unused and must be zero."
 
 
 def _parse_text(text: str) -> bytes:
@@ -58,7 +86,11 @@ def _parse_text(text: str) -> bytes:
         else:
             if not n & 0xF:
                 return (n >> 4).to_bytes(BYTES, "big")
-    raise ValueError(f"invalid xid12 text {text[:40]!r}: {_why_not_text(text)}")
+    raise ValueError(f"{_invalid_input('xid12', text)}: {_why_not_text(text)}")
+
+
+def _wrong_length(n: int) -> ValueError:
+    return ValueError(f"invalid binary xid12 value: An xid12 is exactly {BYTES} bytes; got {n}.")
 
 
 def _unix_second(dt: _dt.datetime, what: str) -> int:
@@ -117,7 +149,7 @@ class Xid(bytes):
         if isinstance(value, (bytes, bytearray, memoryview)):
             b = _bytes_new(cls, value)
             if len(b) != BYTES:
-                raise ValueError(f"an xid12 is exactly {BYTES} bytes; got {len(b)}")
+                raise _wrong_length(len(b))
             return b
         raise TypeError(f"an Xid is made from str or bytes, not {type(value).__name__}")
 
@@ -129,7 +161,7 @@ class Xid(bytes):
             raise TypeError(f"xid12 bytes are bytes, not {type(data).__name__}")
         b = _bytes_new(cls, data)
         if len(b) != BYTES:
-            raise ValueError(f"an xid12 is exactly {BYTES} bytes; got {len(b)}")
+            raise _wrong_length(len(b))
         return b
 
     @classmethod

@@ -1,4 +1,4 @@
-"""RAP semantic keys such as ``ord.cn.sh.202407.8842-2``, with the server's rules (SPEC §4).
+"""RAP semantic keys such as ``ord.cn.sh.202407.8842-2``, with the server's rules (docs/formats.md §3-4).
 
 A key is ``type . seg [. seg]{0,4} - c``: a type of 2-8 letters ``[a-z]``, 1 to 5 segments of
 1-32 characters ``[a-z0-9]``, at most 128 characters in all, then ``-`` and one Damm check
@@ -11,6 +11,8 @@ Damm's algorithm over the quasigroup ``x ∘ y = 2·(x − y) mod 37`` on the bo
 from __future__ import annotations
 
 from typing import List, Tuple
+
+from ._xid import _WHITESPACE, _invalid_input, _quoted, _shown_char
 
 __all__ = [
     "RapkeyError",
@@ -37,25 +39,33 @@ _CHECK_VALUE = {c: i for i, c in enumerate(CHECK_ALPHABET)}
 _LOWER = set("abcdefghijklmnopqrstuvwxyz")
 _LOWER_DIGIT = _LOWER | set("0123456789")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-# Unicode White_Space, what the server's trim takes away.
-_WHITESPACE = (
-    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
-    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
-
-
 class RapkeyError(ValueError):
-    """A key, body, part or prefix that the server would reject; the message says why.
-    ``checksum`` is True when only the check character is wrong (``expected`` is set)."""
+    """A key, body, part or prefix that the server would reject. ``str(error)`` is the
+    server's message, ``": "`` and its DETAIL (``message`` and ``detail``, the texts of
+    tests/vectors/rapkey.json). ``checksum`` is True when only the check character is wrong
+    (``expected`` is set)."""
 
-    def __init__(self, message: str, *, checksum: bool = False, expected: str = ""):
-        super().__init__(message)
+    def __init__(self, message: str, detail: str, *, checksum: bool = False, expected: str = ""):
+        super().__init__(f"{message}: {detail}")
+        self.message = message
+        self.detail = detail
         self.checksum = checksum
         self.expected = expected
 
 
-def _quoted(value: str) -> str:
-    return repr(value if len(value) <= 40 else value[:40] + "…")
+class _Why(Exception):
+    """Why the grammar or the check refused (the DETAIL); the public function adds what was
+    given (the message)."""
+
+    def __init__(self, detail: str, *, checksum: bool = False, expected: str = ""):
+        super().__init__(detail)
+        self.detail = detail
+        self.checksum = checksum
+        self.expected = expected
+
+
+def _refused(message: str, why: _Why) -> RapkeyError:
+    return RapkeyError(message, why.detail, checksum=why.checksum, expected=why.expected)
 
 
 def _lower(s: str) -> str:
@@ -76,32 +86,33 @@ def _interim(body: str) -> int:
 def _check_type(lower: str, orig: str) -> None:
     for n, c in enumerate(lower):
         if c not in _LOWER:
-            raise RapkeyError(
-                f"type {_quoted(orig)} has a character outside [a-z]: {orig[n]!r} at position {n + 1}"
+            raise _Why(
+                f"Type {_quoted(orig)} has a character outside [a-z]: {_shown_char(orig[n])} "
+                f"at position {n + 1}."
             )
     n = len(lower)
     if n == 0:
-        raise RapkeyError("type is empty")
+        raise _Why("Type is empty.")
     if not MIN_TYPE_LEN <= n <= MAX_TYPE_LEN:
-        raise RapkeyError(
-            f"type {_quoted(orig)} is too {'short' if n < MIN_TYPE_LEN else 'long'}: {n} "
-            f"letter{'' if n == 1 else 's'} (a type has {MIN_TYPE_LEN} to {MAX_TYPE_LEN} letters)"
+        raise _Why(
+            f"Type {_quoted(orig)} is too {'short' if n < MIN_TYPE_LEN else 'long'}: {n} "
+            f"letter{'' if n == 1 else 's'} (a type has {MIN_TYPE_LEN} to {MAX_TYPE_LEN} letters)."
         )
 
 
 def _check_segment(index: int, lower: str, orig: str) -> None:
     if not lower:
-        raise RapkeyError(f"segment {index} is empty")
+        raise _Why(f"Segment {index} is empty.")
     for n, c in enumerate(lower):
         if c not in _LOWER_DIGIT:
-            raise RapkeyError(
-                f"segment {index} {_quoted(orig)} has a character outside [a-z0-9]: "
-                f"{orig[n]!r} at position {n + 1}"
+            raise _Why(
+                f"Segment {index} {_quoted(orig)} has a character outside [a-z0-9]: "
+                f"{_shown_char(orig[n])} at position {n + 1}."
             )
     if len(lower) > MAX_SEGMENT_LEN:
-        raise RapkeyError(
-            f"segment {index} {_quoted(orig)} is too long: {len(lower)} characters "
-            f"(at most {MAX_SEGMENT_LEN})"
+        raise _Why(
+            f"Segment {index} {_quoted(orig)} is too long: {len(lower)} characters "
+            f"(at most {MAX_SEGMENT_LEN})."
         )
 
 
@@ -111,16 +122,16 @@ def _check_body(body: str, need_segment: bool) -> None:
     segments = parts[1:]
     for index, seg in enumerate(segments, 1):
         if index > MAX_SEGMENTS:
-            raise RapkeyError(f"too many segments: {len(segments)} (at most {MAX_SEGMENTS})")
+            raise _Why(f"Too many segments: {len(segments)} (at most {MAX_SEGMENTS}).")
         _check_segment(index, seg, seg)
     if not segments and need_segment:
-        raise RapkeyError(f"type {_quoted(parts[0])} must be followed by at least one segment")
+        raise _Why(f"Type {_quoted(parts[0])} must be followed by at least one segment.")
 
 
-def _body_too_long(n: int) -> RapkeyError:
-    return RapkeyError(
-        f"body is too long: {n} characters (at most {MAX_BODY_LEN}, leaving room for '-' "
-        "and the check character)"
+def _body_too_long(n: int) -> _Why:
+    return _Why(
+        f"Body is too long: {n} characters (at most {MAX_BODY_LEN}, leaving room for '-' "
+        "and the check character)."
     )
 
 
@@ -131,9 +142,9 @@ def _body_from_parts(kind: str, segments, need_segment: bool) -> str:
     kind_lower = _lower(kind_orig)
     _check_type(kind_lower, kind_orig)
     if len(segments) > MAX_SEGMENTS:
-        raise RapkeyError(f"too many segments: {len(segments)} (at most {MAX_SEGMENTS})")
+        raise _Why(f"Too many segments: {len(segments)} (at most {MAX_SEGMENTS}).")
     if not segments and need_segment:
-        raise RapkeyError(f"type {_quoted(kind_lower)} must be followed by at least one segment")
+        raise _Why(f"Type {_quoted(kind_lower)} must be followed by at least one segment.")
     body = [kind_lower]
     for i, seg in enumerate(segments, 1):
         orig = _trim(seg)
@@ -150,9 +161,12 @@ def check_char(body: str) -> str:
     """The check character of ``body`` (``type.seg…``, lowercase, without ``-c``)."""
     if not isinstance(body, str):
         raise TypeError(f"a rapkey body is a str, not {type(body).__name__}")
-    if len(body) > MAX_BODY_LEN:
-        raise _body_too_long(len(body))
-    _check_body(body, True)
+    try:
+        if len(body) > MAX_BODY_LEN:
+            raise _body_too_long(len(body))
+        _check_body(body, True)
+    except _Why as why:
+        raise _refused("invalid rapkey body", why) from None
     return CHECK_ALPHABET[_interim(body)]
 
 
@@ -160,26 +174,33 @@ def parse(key: str) -> Tuple[str, List[str], str]:
     """Validates a canonical key and returns (type, segments, check character)."""
     if not isinstance(key, str):
         raise TypeError(f"a rapkey is a str, not {type(key).__name__}")
+    try:
+        return _parse(key)
+    except _Why as why:
+        raise _refused(_invalid_input("rapkey", key), why) from None
+
+
+def _parse(key: str) -> Tuple[str, List[str], str]:
     if not key:
-        raise RapkeyError("key is empty")
+        raise _Why("Key is empty.")
     if len(key) > MAX_KEY_LEN:
-        raise RapkeyError(f"key is too long: {len(key)} characters (at most {MAX_KEY_LEN})")
+        raise _Why(f"Key is too long: {len(key)} characters (at most {MAX_KEY_LEN}).")
     body, sep, check = key.rpartition("-")
     if not sep:
-        raise RapkeyError("missing '-' before the check character")
+        raise _Why("Missing '-' before the check character.")
     _check_body(body, True)
     if not check:
-        raise RapkeyError("missing check character after '-'")
+        raise _Why("Missing check character after '-'.")
     if len(check) > 1:
-        raise RapkeyError(f"expected one check character after '-', found {_quoted(check)}")
+        raise _Why(f"Expected one check character after '-', found {_quoted(check)}.")
     value = _CHECK_VALUE.get(check)
     if value is None:
-        raise RapkeyError(f"check character {check!r} is not one of [0-9a-z~]")
+        raise _Why(f"Check character {_shown_char(check)} is not one of [0-9a-z~].")
     interim = _interim(body)
     if (2 * (interim - value)) % 37 != 0:
         expected = CHECK_ALPHABET[interim]
-        raise RapkeyError(
-            f"wrong check character: expected {expected!r}, found {check!r}",
+        raise _Why(
+            f"Wrong check character: expected '{expected}', found {_shown_char(check)}.",
             checksum=True,
             expected=expected,
         )
@@ -197,8 +218,8 @@ def is_valid(key) -> bool:
     if not isinstance(key, str):
         return False
     try:
-        parse(key)
-    except RapkeyError:
+        _parse(key)
+    except _Why:
         return False
     return True
 
@@ -206,7 +227,10 @@ def is_valid(key) -> bool:
 def build(type: str, *segments: str) -> str:
     """A key from a type and 1 to 5 segments (SQL ``rapkey_build``): each part trimmed and
     lowercased, then checked, and ``-`` plus the check character appended."""
-    body = _body_from_parts(type, segments, True)
+    try:
+        body = _body_from_parts(type, segments, True)
+    except _Why as why:
+        raise _refused("invalid rapkey part", why) from None
     return f"{body}-{CHECK_ALPHABET[_interim(body)]}"
 
 
@@ -215,7 +239,10 @@ def normalize(text: str) -> str:
     if not isinstance(text, str):
         raise TypeError(f"a rapkey is a str, not {type(text).__name__}")
     key = _lower(_trim(text))
-    validate(key)
+    try:
+        _parse(key)
+    except _Why as why:
+        raise _refused(_invalid_input("rapkey", text), why) from None
     return key
 
 
@@ -226,7 +253,10 @@ def prefix_range(prefix: str) -> Tuple[str, str]:
     if not isinstance(prefix, str):
         raise TypeError(f"a rapkey prefix is a str, not {type(prefix).__name__}")
     p = _lower(_trim(prefix))
-    _check_body(p, False)
-    if len(p) > MAX_BODY_LEN:
-        raise _body_too_long(len(p))
+    try:
+        _check_body(p, False)
+        if len(p) > MAX_BODY_LEN:
+            raise _body_too_long(len(p))
+    except _Why as why:
+        raise _refused("invalid rapkey prefix", why) from None
     return p + "-", p + "/"

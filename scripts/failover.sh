@@ -91,6 +91,11 @@ as_postgres tee -a "$CLUSTERS/$STANDBY/data/postgresql.conf" >/dev/null <<CONF
 port = $STANDBY_PORT
 unix_socket_directories = '$CLUSTERS/$STANDBY/sock'
 CONF
+# pg_basebackup -R writes every option its libpq knows into primary_conninfo; the server's
+# walreceiver may link an older libpq that refuses some (sslnegotiation): only what is needed.
+as_postgres tee -a "$CLUSTERS/$STANDBY/data/postgresql.auto.conf" >/dev/null <<CONF
+primary_conninfo = 'host=$(socket_dir $PRIMARY) port=$PRIMARY_PORT user=postgres'
+CONF
 # The standby's clock: SKEW_S seconds behind (the monotonic clock, which PostgreSQL's timeouts
 # use, is left alone).
 as_postgres env LD_PRELOAD="$FAKETIME_LIB" FAKETIME="-${SKEW_S}s" FAKETIME_DONT_FAKE_MONOTONIC=1 \
@@ -134,16 +139,17 @@ until first=$(q $STANDBY "$STANDBY_PORT" "SELECT gen_snowflake()" 2>"$OUT/first.
     [ "$SECONDS" -lt "$deadline" ] || { cat "$OUT/first.err"; die "the promoted standby issued no id in 120 s"; }
     grep -q "behind the last snowflake id issued before the server started" "$OUT/first.err" ||
         { cat "$OUT/first.err"; die "gen_snowflake() on the promoted standby failed with an unexpected error"; }
+    [ "$refusals" -gt 0 ] || cp "$OUT/first.err" "$OUT/refused.err"
     refusals=$((refusals + 1))
     sleep 0.2
 done
 echo "first id of the new primary: $first ($(q $STANDBY "$STANDBY_PORT" "SELECT snowflake_time($first)")), after $refusals refusals"
-[ "$refusals" -eq 0 ] || sed -n 's/^/  refused: /p' "$OUT/first.err" | head -2
+[ "$refusals" -eq 0 ] || sed 's/^/  the first refusal: /' "$OUT/refused.err" | head -2
 q $STANDBY "$STANDBY_PORT" "INSERT INTO ids VALUES ($first, 'standby')" >/dev/null
 load $STANDBY "$STANDBY_PORT" standby 2
 grep -E "number of transactions actually processed" "$OUT/pgbench-standby.log" || true
 
-say "no id repeats"
+say "the ids after the failover"
 q $STANDBY "$STANDBY_PORT" "SELECT node, count(*), min(id), max(id) FROM ids GROUP BY node ORDER BY node" |
     sed 's/^/  /'
 standby_rows=$(q $STANDBY "$STANDBY_PORT" "SELECT count(*) FROM ids WHERE node = 'standby'")

@@ -9,6 +9,7 @@
 #                                            # idgen_backfill against one UPDATE (bench/backfill.py)
 #   bash scripts/bench.sh 18 clients [--quick]     # the Python client's loaders and generators (bench/clients.py)
 #   bash scripts/bench.sh 18 registry [--quick]    # the writer registry: round trips, concurrency, size (bench/registry.py)
+#   bash scripts/bench.sh 18 registry-client       # grant-bound Python generators against plain ones (bench/registry_client.py)
 # VERSION is any supported major version (14 16 17 18; 15 is the system's); 18 adds uuidv7().
 # Optional contenders that are not part of this project: pg_uuidv7 is measured when it is
 # installed in that PostgreSQL; PG_IDGEN_BENCH_SQL="FILE ..." loads SQL files (e.g. modfin/pg-xid's
@@ -46,6 +47,9 @@ elif [ "${2:-}" = clients ]; then
     ARGS=("${@:3}")
 elif [ "${2:-}" = registry ]; then
     SUITE=$ROOT/bench/registry.py
+    ARGS=("${@:3}")
+elif [ "${2:-}" = registry-client ]; then
+    SUITE=$ROOT/bench/registry_client.py
     ARGS=("${@:3}")
 else
     ARGS+=(--command "bash scripts/bench.sh $*")

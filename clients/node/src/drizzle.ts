@@ -14,7 +14,7 @@
 import { gt, sql, type SQL } from 'drizzle-orm';
 import { customType } from 'drizzle-orm/pg-core';
 import { qualified } from './catalog.js';
-import { RapkeyError, type Rapkey, parse as parseRapkey } from './rapkey.js';
+import { type Rapkey, parse as parseRapkey } from './rapkey.js';
 import { Xid } from './xid.js';
 
 export interface SchemaConfig {
@@ -50,12 +50,7 @@ export const rapkey = customType<{ data: Rapkey; driverData: string; config: Sch
     return typeName(config?.schema, 'rapkey');
   },
   toDriver(value: string): string {
-    try {
-      parseRapkey(value);
-    } catch (e) {
-      if (e instanceof RapkeyError) throw new RapkeyError(`invalid rapkey ${JSON.stringify(value)}: ${e.message}`, e);
-      throw e;
-    }
+    parseRapkey(value); // RapkeyError: the server's words, naming the key
     return value;
   },
 });

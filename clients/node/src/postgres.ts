@@ -18,9 +18,9 @@ import { Xid, xidOfServerText } from './xid.js';
 
 export type { IdgenTypeInfo } from './catalog.js';
 
-export interface IdgenPostgresTypes {
+export type IdgenPostgresTypes = {
   xid12: postgres.PostgresType<Xid>;
-}
+};
 
 /** Postgres.js's custom type for xid12 with that oid. */
 export function xid12Type(oid: number): postgres.PostgresType<Xid> {

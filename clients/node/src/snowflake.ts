@@ -34,7 +34,7 @@ function toId(id: bigint | string | number): bigint {
   else if (typeof id === 'string' && /^-?[0-9]+$/.test(id)) v = BigInt(id);
   else if (typeof id === 'number' && Number.isSafeInteger(id)) v = BigInt(id);
   else throw new SnowflakeError(`a snowflake id is a bigint or its decimal text, not ${JSON.stringify(String(id))}`);
-  if (v < 0n) throw new SnowflakeError(`snowflake id ${v} is negative: not a snowflake id`);
+  if (v < 0n) throw new SnowflakeError(`invalid snowflake id ${v}: snowflake ids are never negative`);
   if (v > MAX_ID) throw new SnowflakeError(`snowflake id ${v} does not fit in a bigint`);
   return v;
 }

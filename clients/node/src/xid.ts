@@ -9,6 +9,7 @@
 import { createHash, randomInt } from 'node:crypto';
 import { hostname } from 'node:os';
 import { threadId } from 'node:worker_threads';
+import { invalidInput, oneLine, trimWhitespace } from './words.js';
 
 export const XID_BYTES = 12;
 export const XID_CHARS = 20;
@@ -30,28 +31,35 @@ for (let i = 0; i < 32; i++) {
 const PAIR: string[] = [];
 for (let i = 0; i < 1024; i++) PAIR.push(ALPHABET[i >> 5] + ALPHABET[i & 31]);
 
-/** A value that is not an xid12: bad text (the message says why), bad length, bad part. */
+/**
+ * A value that is not an xid12: bad text, bad length, bad part. `message` is the server's
+ * message, then ": " and its DETAIL (also in `detail`), the same words as the server's error.
+ */
 export class XidError extends TypeError {
   override name = 'XidError';
+  /** The server's DETAIL for the same input, when it has one. */
+  readonly detail: string | undefined;
+
+  constructor(message: string, detail?: string) {
+    super(oneLine(message, detail));
+    this.detail = detail;
+  }
 }
 
-function quoted(text: string): string {
-  return JSON.stringify(text.length > 40 ? text.slice(0, 40) + '…' : text);
-}
+const isSymbol = (c: string) => c.length === 1 && c.charCodeAt(0) < 128 && VALUE[c.charCodeAt(0)]! >= 0;
 
+/** The server's DETAIL for a text it refuses (tests/vectors/xid12.json). */
 function whyNotText(text: string): string {
-  if (text.trim() !== text) return 'leading and trailing spaces are not allowed';
+  const bytes = Buffer.byteLength(text, 'utf8');
   const chars = [...text];
-  if (chars.length !== XID_CHARS) {
-    return `an xid12 is ${XID_CHARS} base32hex characters; the text has ${chars.length} character${chars.length === 1 ? '' : 's'}`;
+  if (bytes === XID_CHARS && chars.every(isSymbol)) {
+    return 'The last character must be 0 or g: its low 4 bits are unused and must be zero.';
   }
-  for (let i = 0; i < chars.length; i++) {
-    const c = chars[i]!;
-    if (c.length !== 1 || VALUE[c.charCodeAt(0)] === undefined || VALUE[c.charCodeAt(0)]! < 0) {
-      return `character ${i + 1} (${JSON.stringify(c)}) is outside the base32hex alphabet 0-9, a-v`;
-    }
+  if (trimWhitespace(text) !== text) return 'Leading and trailing spaces are not allowed.';
+  if (bytes !== XID_CHARS && chars.length !== XID_CHARS) {
+    return `An xid12 is ${XID_CHARS} base32hex characters; the text has ${chars.length} characters.`;
   }
-  return 'the last character must be 0 or g: its low 4 bits are unused and must be zero';
+  return `Character ${chars.findIndex((c) => !isSymbol(c)) + 1} is outside the base32hex alphabet 0-9, a-v.`;
 }
 
 /** The canonical (lowercase) text of an xid12 text in either case; XidError otherwise. */
@@ -65,7 +73,7 @@ function canonicalText(text: string): string {
     for (let i = 0; i < XID_CHARS; i++) if (text.charCodeAt(i) > 127) ok = false;
     if (ok) return lower;
   }
-  throw new XidError(`invalid xid12 text ${quoted(text)}: ${whyNotText(text)}`);
+  throw new XidError(invalidInput('xid12', text), whyNotText(text));
 }
 
 function encode(b: Uint8Array): string {
@@ -126,7 +134,7 @@ function machineNumber(machine: number | Uint8Array): number {
     return machine;
   }
   if (machine instanceof Uint8Array) {
-    if (machine.length !== 3) throw new XidError(`an xid12 machine id is 3 bytes, got ${machine.length}`);
+    if (machine.length !== 3) throw new XidError(`xid12 machine id must be 3 bytes, got ${machine.length}`);
     return (machine[0]! << 16) | (machine[1]! << 8) | machine[2]!;
   }
   throw new XidError('a machine id is a number (0 .. 16777215) or 3 bytes');
@@ -166,7 +174,7 @@ export class Xid {
       this.text = value.text;
     } else if (value instanceof Uint8Array) {
       if (value.length !== XID_BYTES) {
-        throw new XidError(`an xid12 is exactly ${XID_BYTES} bytes; got ${value.length}`);
+        throw new XidError('invalid binary xid12 value', `An xid12 is exactly ${XID_BYTES} bytes; got ${value.length}.`);
       }
       this.text = encode(value);
     } else {

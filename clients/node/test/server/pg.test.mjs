@@ -86,7 +86,7 @@ describe('node-postgres', { skip }, () => {
     await assert.rejects(client.query('SELECT $1::xid12', ['9m4e2mr0ui3e8a215n4h']),
       (e) => e.code === '22P02' && /invalid input syntax for type xid12: "9m4e2mr0ui3e8a215n4h"/.test(e.message));
     await assert.rejects(client.query('SELECT $1::xid12', [Buffer.alloc(11)]), (e) => e.code === '22P03');
-    assert.throws(() => Xid.parse('9m4e2mr0ui3e8a215n4h'), /invalid xid12 text "9m4e2mr0ui3e8a215n4h": the last character must be 0 or g/);
+    assert.throws(() => Xid.parse('9m4e2mr0ui3e8a215n4h'), /invalid input syntax for type xid12: "9m4e2mr0ui3e8a215n4h": The last character must be 0 or g/);
   });
 
   test('binary results: a clear error, never a corrupt value', async () => {
@@ -181,7 +181,7 @@ describe('node-postgres', { skip }, () => {
     const pr = await client.query("SELECT rapkey_prefix_lo('ord.cn.sh') AS lo, rapkey_prefix_hi('ord.cn.sh') AS hi");
     assert.deepEqual([pr.rows[0].lo, pr.rows[0].hi], rapkey.prefixRange('ord.cn.sh'));
     await assert.rejects(client.query('SELECT $1::rapkey', ['ord.cn.sh.202407.8842-3']), (e) => e.code === '23514');
-    assert.throws(() => rapkey.validate('ord.cn.sh.202407.8842-3'), /expected "2", found "3"/);
+    assert.throws(() => rapkey.validate('ord.cn.sh.202407.8842-3'), /expected '2', found '3'/);
   });
 
   test(`keyset pagination through all ${ROWS} rows gives the server's order`, async () => {

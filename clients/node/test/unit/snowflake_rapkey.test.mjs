@@ -19,7 +19,7 @@ test('snowflake layout and decoders (bigint and decimal text)', () => {
   const d = new Date(DEFAULT_EPOCH_MS + 1000);
   assert.equal(snowflakeMin(d), 1000n << 22n);
   assert.equal(snowflakeMax(d), (1000n << 22n) | 0x3fffffn);
-  assert.throws(() => snowflakeParts(-1n), /negative: not a snowflake id/);
+  assert.throws(() => snowflakeParts(-1n), /invalid snowflake id -1: snowflake ids are never negative/);
   assert.throws(() => snowflakeParts(1n << 63n), /does not fit in a bigint/);
   assert.throws(() => snowflakeParts('12a'), SnowflakeError);
   assert.throws(() => snowflakeMin(new Date(DEFAULT_EPOCH_MS - 1)), /out of range/);
@@ -86,13 +86,13 @@ test('rapkey: the spec vectors and the worked example', () => {
 
 const BAD_KEYS = [
   ['', 'key is empty'],
-  ['ord.cn.sh.202407.8842-3', 'wrong check character: expected "2", found "3"'],
+  ['ord.cn.sh.202407.8842-3', "Wrong check character: expected '2', found '3'"],
   ['ord.cn.sh.202407.8842', "missing '-' before the check character"],
   ['ord-2', 'must be followed by at least one segment'],
   ['o.cn-2', 'too short: 1 letter'],
   ['ordersandmore.cn-2', 'too long: 13 letters'],
-  ['Ord.cn-2', 'character outside [a-z]: "O" at position 1'],
-  ['ord.c_n-2', 'segment 1 "c_n" has a character outside [a-z0-9]: "_" at position 2'],
+  ['Ord.cn-2', "character outside [a-z]: 'O' at position 1"],
+  ['ord.c_n-2', `Segment 1 "c_n" has a character outside [a-z0-9]: '_' at position 2`],
   ['ord..cn-2', 'segment 1 is empty'],
   ['ord.a.b.c.d.e.f-2', 'too many segments: 6'],
   ['ord.cn-', "missing check character after '-'"],
@@ -104,21 +104,21 @@ const BAD_KEYS = [
 
 test('rapkey: errors say why; isValid never throws', () => {
   for (const [key, why] of BAD_KEYS) {
-    assert.throws(() => rapkey.validate(key), (e) => e instanceof RapkeyError && e.message.includes(why) || assert.fail(`${key}: ${e.message}`));
+    assert.throws(() => rapkey.validate(key), (e) => e instanceof RapkeyError && e.message.toLowerCase().includes(why.toLowerCase()) || assert.fail(`${key}: ${e.message}`));
     assert.equal(rapkey.isValid(key), false);
   }
   assert.throws(() => rapkey.validate('ord.cn.sh.202407.8842-3'), (e) => e.checksum === true && e.expected === '2');
   for (const v of [null, undefined, 5, {}]) assert.equal(rapkey.isValid(v), false);
   assert.throws(() => rapkey.build('ord'), /at least one segment/);
-  assert.throws(() => rapkey.build('ord', 'a', 'b', 'c', 'd', 'e', 'f'), /too many segments: 6/);
-  assert.throws(() => rapkey.build('ord', 'c.n'), /segment 1 "c.n" has a character outside/);
+  assert.throws(() => rapkey.build('ord', 'a', 'b', 'c', 'd', 'e', 'f'), /too many segments: 6/i);
+  assert.throws(() => rapkey.build('ord', 'c.n'), /Segment 1 "c.n" has a character outside/);
   assert.throws(() => rapkey.checkChar('ord'), /at least one segment/);
 });
 
 test('rapkey: prefix ranges hold exactly the keys under the prefix', () => {
   assert.deepEqual(rapkey.prefixRange(' ORD.cn.sh.202407 '), ['ord.cn.sh.202407-', 'ord.cn.sh.202407/']);
   assert.deepEqual(rapkey.prefixRange('ord'), ['ord-', 'ord/']);
-  assert.throws(() => rapkey.prefixRange('ord.'), /segment 1 is empty/);
+  assert.throws(() => rapkey.prefixRange('ord.'), /segment 1 is empty/i);
   const [lo, hi] = rapkey.prefixRange('ord.cn.sh.202407');
   const inside = [rapkey.build('ord', 'cn', 'sh', '202407'), rapkey.build('ord', 'cn', 'sh', '202407', '1'), rapkey.build('ord', 'cn', 'sh', '202407', 'zz')];
   const outside = [rapkey.build('ord', 'cn', 'sh', '2024071'), rapkey.build('ord', 'cn', 'sh', '202408'), rapkey.build('ord', 'cn', 'sh', '20240')];

@@ -5,7 +5,8 @@ import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import {
-  ClockBeforeWindow, SnowflakeClockError, SnowflakeGrantState, StepKind, XidGrantState, snowflakeParts, Xid,
+  ClockBeforeWindow, SnowflakeClockError, SnowflakeGrantState, StepKind, XidGrantState, snowflakeParts, Xid, rapkey,
+  snowflakeWorker, snowflakeSequence, snowflakeUnixMs,
 } from '../../dist/index.js';
 
 const DIR = fileURLToPath(new URL('../../../../tests/vectors/', import.meta.url));
@@ -95,7 +96,109 @@ function runGrantCase(c) {
   });
 }
 
+/** The one-line form of an expected error: message, then ": " and the DETAIL. */
+function expected(c) {
+  return c.detail == null ? c.message : `${c.message}: ${c.detail}`;
+}
+
+function throwsWords(fn, c, where) {
+  assert.throws(fn, (e) => {
+    assert.equal(e.message, expected(c), where);
+    return true;
+  });
+}
+
+function runXid12(d) {
+  let n = 0;
+  for (const c of d.valid) {
+    const x = Xid.parse(c.input);
+    assert.equal(x.toString(), c.text);
+    assert.equal(Buffer.from(x.bytes).toString('hex'), c.bytes);
+    assert.equal(x.unixSeconds, c.unix_seconds);
+    assert.equal(Buffer.from(x.machine).toString('hex'), c.machine);
+    assert.equal(x.pid, c.pid);
+    assert.equal(x.counter, c.counter);
+    assert.ok(Xid.fromBytes(Buffer.from(c.bytes, 'hex')).equals(x));
+    n++;
+  }
+  for (const c of d.invalid_text) {
+    throwsWords(() => Xid.parse(c.text), c, JSON.stringify(c.text));
+    assert.equal(Xid.isValid(c.text), false);
+    n++;
+  }
+  for (const c of d.invalid_bytes) {
+    throwsWords(() => Xid.fromBytes(Buffer.from(c.bytes, 'hex')), c, c.bytes);
+    n++;
+  }
+  for (const c of d.parts) {
+    const machine = Buffer.from(c.machine, 'hex');
+    const make = () => Xid.fromParts(Number(c.unix_seconds), machine, Number(c.pid), Number(c.counter));
+    if (c.text !== undefined) assert.equal(make().toString(), c.text);
+    else throwsWords(make, c, JSON.stringify(c));
+    n++;
+  }
+  return n;
+}
+
+function runRapkey(d) {
+  let n = 0;
+  for (const c of d.valid) {
+    assert.equal(rapkey.checkChar(c.body), c.check);
+    assert.equal(`${c.body}-${c.check}`, c.key);
+    assert.ok(rapkey.isValid(c.key));
+    const p = rapkey.parse(c.key);
+    assert.equal(rapkey.build(p.type, ...p.segments), c.key);
+    n++;
+  }
+  for (const c of d.invalid_bodies) {
+    throwsWords(() => rapkey.checkChar(c.body), c, JSON.stringify(c.body));
+    n++;
+  }
+  for (const c of d.invalid_keys) {
+    throwsWords(() => rapkey.validate(c.key), c, JSON.stringify(c.key));
+    assert.equal(rapkey.isValid(c.key), false);
+    n++;
+  }
+  for (const c of d.normalize) {
+    if (c.key !== undefined) assert.equal(rapkey.normalize(c.input), c.key);
+    else throwsWords(() => rapkey.normalize(c.input), c, JSON.stringify(c.input));
+    n++;
+  }
+  for (const c of d.build) {
+    if (c.key !== undefined) assert.equal(rapkey.build(c.type, ...c.segments), c.key);
+    else throwsWords(() => rapkey.build(c.type, ...c.segments), c, JSON.stringify(c));
+    n++;
+  }
+  for (const c of d.prefix_range) {
+    if (c.range !== undefined) assert.deepEqual(rapkey.prefixRange(c.prefix), c.range);
+    else throwsWords(() => rapkey.prefixRange(c.prefix), c, JSON.stringify(c.prefix));
+    n++;
+  }
+  return n;
+}
+
+function runSnowflake(d) {
+  const epoch = Number(d.epoch);
+  let n = 0;
+  for (const c of d.layouts) {
+    const id = BigInt(c.id);
+    assert.deepEqual(snowflakeParts(id), { msSinceEpoch: Number(c.ms_since_epoch), worker: c.worker, sequence: c.sequence });
+    assert.equal(snowflakeWorker(String(id)), c.worker);
+    assert.equal(snowflakeSequence(id), c.sequence);
+    assert.equal(snowflakeUnixMs(id, epoch), Number(c.unix_ms));
+    n++;
+  }
+  for (const c of d.invalid_ids) {
+    throwsWords(() => snowflakeWorker(BigInt(c.id)), c, String(c.id));
+    n++;
+  }
+  return n;
+}
+
 const RUNNERS = {
+  'xid12.json': runXid12,
+  'rapkey.json': runRapkey,
+  'snowflake.json': runSnowflake,
   'grant_traces.json': (data) => {
     assert.ok(data.cases.length > 0);
     for (const c of data.cases) runGrantCase(c);

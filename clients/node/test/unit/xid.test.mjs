@@ -44,15 +44,15 @@ const BAD = [
   ['', 'the text has 0 characters'],
   ['0000000000000000000', 'the text has 19 characters'],
   ['000000000000000000000', 'the text has 21 characters'],
-  ['0000000000w000000000', 'character 11 ("w") is outside the base32hex alphabet'],
-  ['000000000 0000000000', 'character 10 (" ") is outside'],
-  ['000000000\x000000000000', 'character 10 ("\\u0000") is outside'],
-  ['000000000+0000000000', 'character 10 ("+") is outside'],
+  ['0000000000w000000000', 'Character 11 is outside'],
+  ['000000000 0000000000', 'Character 10 is outside'],
+  ['000000000\x000000000000', 'Character 10 is outside'],
+  ['000000000+0000000000', 'Character 10 is outside'],
   ['00000000000000000001', 'the last character must be 0 or g'],
   ['0000000000000000000v', 'the last character must be 0 or g'],
-  ['0000000000000000000é', 'character 20 ("é") is outside'],
-  ['000000000000000000é', 'the text has 19 characters'],
-  ['000000000000000000\u212a0', 'character 19 ("\u212a") is outside'], // the Kelvin sign lowercases to k
+  ['0000000000000000000é', 'Character 20 is outside'],
+  ['000000000000000000é', 'Character 19 is outside'], // 19 characters in 20 bytes, as the server counts
+  ['000000000000000000\u212a0', 'Character 19 is outside'], // the Kelvin sign lowercases to k
   [' 0000000000000000000', 'leading and trailing spaces are not allowed'],
   ['0000000000000000000\n', 'leading and trailing spaces are not allowed'],
 ];
@@ -61,13 +61,14 @@ test('bad text: an error that names the value and says why', () => {
   for (const [text, why] of BAD) {
     assert.throws(() => Xid.parse(text), (e) => {
       assert.ok(e instanceof XidError && e instanceof TypeError, e);
-      assert.ok(e.message.startsWith(`invalid xid12 text ${JSON.stringify(text)}`), e.message);
-      assert.ok(e.message.includes(why), `${e.message} / ${why}`);
+      assert.ok(e.message.startsWith(`invalid input syntax for type xid12: "${text}": `), e.message);
+      assert.ok(e.message.toLowerCase().includes(why.toLowerCase()), `${e.message} / ${why}`);
+      assert.ok(e.message.endsWith(e.detail));
       return true;
     });
     assert.equal(Xid.isValid(text), false);
   }
-  assert.throws(() => Xid.parse('x'.repeat(100)), /invalid xid12 text "x{40}…"/);
+  assert.throws(() => Xid.parse('x'.repeat(100)), /invalid input syntax for type xid12: "x{40}\.\.\." \(100 characters\): An xid12 is 20 base32hex characters; the text has 100 characters\./);
 });
 
 test('bad bytes and types', () => {

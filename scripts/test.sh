@@ -15,7 +15,7 @@
 # SUITE is one of: lint (cargo fmt --check, cargo clippy -D warnings), core (cargo test -p
 # idgen-core), in-database, a regression suite (a name in tests/regress/sql, such as rapkey;
 # with the library preloaded, after setup, or no_preload), isolation, a client test file (such
-# as test_xid12.py), rust-client, cross-major, reliability (or reliability:SCENARIO, see
+# as test_xid12.py), rust-client, node (the TypeScript client), cross-major, reliability (or reliability:SCENARIO, see
 # reliability.sh), failover (scripts/failover.sh), citus, recipes, bench, packaging (the release check, reinstalling under load,
 # the .deb packages, make installcheck, the PGXN zip).
 # The fast tier touches no PostgreSQL and no cluster: it does not wait for the other scripts' lock.
@@ -82,9 +82,9 @@ wants() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 wants_regress() { [ -z "$ONLY" ] || grep -qxF -- "$ONLY" <<<"$REGRESS_SUITES"; }
 wants_client() { [ -z "$ONLY" ] || grep -qxF -- "${ONLY##*/}" <<<"$CLIENT_FILES"; }
 case $ONLY in
-    "" | lint | core | in-database | isolation | rust-client | cross-major | reliability | reliability:* | failover | citus | recipes | bench | packaging) ;;
+    "" | lint | core | in-database | isolation | rust-client | node | cross-major | reliability | reliability:* | failover | citus | recipes | bench | packaging) ;;
     *) wants_regress || wants_client ||
-        die "unknown suite '$ONLY' (lint, core, in-database, isolation, rust-client, cross-major, reliability, failover, citus, recipes, bench, packaging, a file in tests/regress/sql or tests/client)" ;;
+        die "unknown suite '$ONLY' (lint, core, in-database, isolation, rust-client, node, cross-major, reliability, failover, citus, recipes, bench, packaging, a file in tests/regress/sql or tests/client)" ;;
 esac
 # The client-side tests to run: the directory, or the one file asked for.
 client_tests() { if [ -z "$ONLY" ]; then echo "$ROOT/tests/client $ROOT/clients/python/tests"; else echo "$ROOT/tests/client/${ONLY##*/}"; fi; }
@@ -209,7 +209,7 @@ test_version() {
         use_postgres "$1"
     fi
 
-    wants_regress || wants isolation || wants_client || wants rust-client || wants packaging || return 0
+    wants_regress || wants isolation || wants_client || wants rust-client || wants packaging || wants node || return 0
     # The system's PostgreSQL gets the release build, the one its users' servers should load,
     # through the documented install and package commands; the private builds get the release
     # build too, which their .deb packages.
@@ -252,6 +252,11 @@ test_version() {
         say "PostgreSQL $PG_MAJOR: Rust client crate (clients/rust), postgres and sqlx in binary mode"
         (cd "$ROOT" && PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT \
             cargo test -q -p pg-idgen-client --all-features)
+    fi
+
+    if wants node; then
+        say "PostgreSQL $PG_MAJOR: TypeScript client (clients/node)"
+        PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT bash "$ROOT/scripts/test_node.sh"
     fi
 
     stop_cluster test

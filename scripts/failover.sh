@@ -90,6 +90,8 @@ as_postgres "$BINDIR/pg_basebackup" -D "$CLUSTERS/$STANDBY/data" -R -X stream -c
 as_postgres tee -a "$CLUSTERS/$STANDBY/data/postgresql.conf" >/dev/null <<CONF
 port = $STANDBY_PORT
 unix_socket_directories = '$CLUSTERS/$STANDBY/sock'
+# The WAL since the promotion stays for pg_walinspect below.
+wal_keep_size = '2GB'
 CONF
 # pg_basebackup -R writes every option its libpq knows into primary_conninfo; the server's
 # walreceiver may link an older libpq that refuses some (sslnegotiation): only what is needed.
@@ -127,6 +129,7 @@ grep -E "number of transactions actually processed|terminating connection|server
 say "the standby, its clock ${SKEW_S} s behind, is promoted and issues ids"
 as_postgres "$BINDIR/pg_ctl" -D "$CLUSTERS/$STANDBY/data" -w promote >/dev/null
 wait_for $STANDBY "$STANDBY_PORT" "SELECT NOT pg_is_in_recovery()" 120
+promote_lsn=$(q $STANDBY "$STANDBY_PORT" "SELECT pg_current_wal_lsn()")
 primary_rows=$(q $STANDBY "$STANDBY_PORT" "SELECT count(*) FROM ids")
 primary_max=$(q $STANDBY "$STANDBY_PORT" "SELECT max(id) FROM ids")
 echo "the old primary's rows that reached the standby: $primary_rows, its highest id $primary_max" \
@@ -159,6 +162,20 @@ echo "the new primary issued $standby_rows ids: $duplicates repeat an id of the 
     "$at_or_below are at or below its highest replicated id"
 [ "$standby_rows" -ge 1000 ] || die "the promoted standby issued too few ids to show anything ($standby_rows)"
 if [ "$PG_MAJOR" -ge 15 ]; then
+    # The new primary logs its own leases (docs/formats.md §7), and they cover every id it issued.
+    psql_at $STANDBY "$STANDBY_PORT" postgres -c "CREATE EXTENSION pg_walinspect" >/dev/null
+    read -r leases malformed max_lease <<<"$(q $STANDBY "$STANDBY_PORT" "
+        SELECT count(*),
+               count(*) FILTER (WHERE record_type <> 'SNOWFLAKE_LEASE'
+                                   OR description !~ '^id [0-9]+ epoch [0-9]+$'),
+               max(substring(description FROM '^id ([0-9]+)')::bigint)
+        FROM pg_get_wal_records_info('$promote_lsn', pg_current_wal_lsn())
+        WHERE resource_manager = 'pg_idgen'" | tr '|' ' ')"
+    standby_max=$(q $STANDBY "$STANDBY_PORT" "SELECT max(id) FROM ids WHERE node = 'standby'")
+    echo "the new primary logged $leases snowflake leases in WAL since its promotion, the highest $max_lease"
+    [ "$leases" -ge 1 ] && [ "$malformed" = 0 ] ||
+        die "expected SNOWFLAKE_LEASE records 'id N epoch N' of resource manager pg_idgen after the promotion ($leases, $malformed malformed)"
+    [ "$max_lease" -ge "$standby_max" ] || die "the highest lease in WAL ($max_lease) is below an id issued ($standby_max)"
     [ "$duplicates" = 0 ] || die "$duplicates ids repeat after the failover"
     [ "$at_or_below" = 0 ] || die "$at_or_below ids of the new primary are at or below the old primary's highest id"
     # The unique index the application would have: it builds.

@@ -43,6 +43,8 @@ trap 'rm -rf "$WORK"' EXIT
 npm pack --silent --pack-destination "$WORK" >/dev/null
 TARBALL=$(ls "$WORK"/pg-idgen-*.tgz)
 PG_VERSION=$(node -p "require('./node_modules/pg/package.json').version")
+# a database of its own with the extension
+node --input-type=module -e "import { freshDatabase } from './test/server/helpers.mjs'; await freshDatabase('node_install');"
 mkdir "$WORK/app"
 cp examples/install-check.mjs "$WORK/app/"
 (
@@ -51,5 +53,5 @@ cp examples/install-check.mjs "$WORK/app/"
     npm install --no-audit --no-fund --loglevel=error "$TARBALL" "pg@$PG_VERSION" >/dev/null
     # the package brings no runtime dependency of its own: only pg and its dependencies
     [ ! -e node_modules/pg-idgen/node_modules ] || { echo "pg-idgen installed dependencies of its own" >&2; exit 1; }
-    PGHOST=$PG_IDGEN_HOST PGPORT=$PG_IDGEN_PORT PGUSER=postgres PGDATABASE=postgres node install-check.mjs
+    PGHOST=$PG_IDGEN_HOST PGPORT=$PG_IDGEN_PORT PGUSER=postgres PGDATABASE=node_install node install-check.mjs
 )

@@ -279,6 +279,18 @@ INT8_CALLS = [
     # The fields from the id's bits: 41 of time, 10 of worker, 12 of sequence.
     ("snowflake_worker", "SELECT snowflake_worker($1) = (($1 >> 12) & 1023)::int", {"22023"}),
     ("snowflake_sequence", "SELECT snowflake_sequence($1) = ($1 & 4095)::int", {"22023"}),
+    # At most one grant or reservation covers an id.
+    ("idgen_writer_of(bigint)", "SELECT count(*) <= 1 FROM idgen_writer_of($1)", set()),
+]
+# A writer's name and a pool's name are the caller's text: any of it is a name, stored as given.
+# Each grant is released at once ('-infinity': it made no id), so the slots stay free.
+REGISTRY_TEXT_CALLS = [
+    ("idgen_acquire(writer)", "SELECT g.writer = $1 AND r.hi = r.lo FROM idgen_acquire('xid12', $1, '1 second') a, "
+                              "idgen_grants g, idgen_release(a.grant_id, a.token, '-infinity') r "
+                              "WHERE g.grant_id = a.grant_id", {"22023"}),
+    ("idgen_acquire(pool)", "SELECT g.pool = $1 AND r.hi = r.lo FROM idgen_acquire('xid12', 'fuzz', '1 second', $1) a, "
+                            "idgen_grants g, idgen_release(a.grant_id, a.token, '-infinity') r "
+                            "WHERE g.grant_id = a.grant_id", {"22023"}),
 ]
 TS_CALLS = [
     ("xid12_min/max", "SELECT xid12_min($1) <= xid12_max($1) AND xid12_time(xid12_min($1)) = date_trunc('second', $1)",
@@ -443,7 +455,7 @@ def fuzz_database(conn: psycopg.Connection, seed: int, sql_ascii: bool = False):
     if sql_ascii:
         plan.append((RAW_PART_CALLS, text_corpus))
     else:
-        plan += [(BUILD_CALLS, "c_build"), (PREFIX_CALLS, "c_prefix")]
+        plan += [(BUILD_CALLS, "c_build"), (PREFIX_CALLS, "c_prefix"), (REGISTRY_TEXT_CALLS, "c_text")]
         plan += [(BYTEA_CALLS, "c_bytea"), (INT8_CALLS, "c_int8"), (TS_CALLS, "c_ts"), (PARTS_CALLS, "c_parts")]
     if conn.info.server_version >= 160000:
         # Soft errors: xid12's input never fails; the rapkey domain's CHECK raises its error.
@@ -584,6 +596,7 @@ FUZZED = {
     "rapkey_type", "rapkey_segments", "rapkey_segment", "rapkey_prefix_lo", "rapkey_prefix_hi",
     "rapkey_has_prefix", "rapkey_normalize_prefix", "rapkey_next",
     "snowflake_time", "snowflake_worker", "snowflake_sequence", "snowflake_min", "snowflake_max",
+    "idgen_acquire", "idgen_writer_of",
 }
 # idgen_backfill and its helpers take identifiers and the caller's own SQL, not data to decode:
 # test_backfill.py checks each of their bad arguments.
@@ -594,6 +607,14 @@ NOT_DATA = {
     "idgen_backfill_count", "idgen_backfill_drop_work", "idgen_backfill_fill_range", "idgen_backfill_forget",
     "idgen_backfill_next_chunk",
     "idgen_backfill_sort", "idgen_backfill_start", "idgen_backfill_work_plan",
+    # The writer registry's other functions take grant ids, tokens, slots and identifiers, and its
+    # internal helpers are SQL the public ones call: all SQL, no Rust code to panic. The regress
+    # suite registry checks each bad argument (unknown grant 42704, wrong token 42501, slot out
+    # of range 22023, column missing or of another type).
+    "idgen_renew", "idgen_release", "idgen_reserve", "idgen_verify",
+    "idgen_registry_pack", "idgen_registry_time_end", "idgen_registry_pool_of", "idgen_registry_fence_margin",
+    "idgen_registry_id_time", "idgen_registry_moment", "idgen_registry_row", "idgen_registry_own_slot",
+    "idgen_registry_reserve", "idgen_registry_holder", "idgen_registry_point",
 }
 
 

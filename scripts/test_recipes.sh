@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the README's "From your application" recipes for node-pg, pgjdbc and Go
-# (clients/recipes/{node,java,go}) against a throwaway cluster of one PostgreSQL version
+# Runs the README's "From your application" recipes for pgjdbc and Go
+# (clients/recipes/{java,go}; node-pg has the package clients/node, scripts/test_node.sh) against a throwaway cluster of one PostgreSQL version
 # (default 18): each is a program that exits non-zero when a check fails. They test drivers,
 # not server versions, so test.sh runs them once, on 18.
 #
@@ -8,8 +8,8 @@
 #
 # --installed: the extension is already installed into that version's PostgreSQL (test.sh
 # passes it); without it the script installs a debug build first. Installs what the recipes
-# need once (Debian's Node.js, JDK, pgjdbc, Go, rs/xid and pgx v4 packages where missing; npm
-# ci when the lock file changed); a second run only compiles what changed. The cluster uses
+# need once (Debian's JDK, pgjdbc, Go, rs/xid and pgx v4 packages where missing); a second run
+# only compiles what changed. The cluster uses
 # PORTS[recipes] of lib.sh (default 54391) on its own socket and on 127.0.0.1 (pgjdbc speaks TCP
 # only), where it asks for a password made for the run.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -23,14 +23,11 @@ OUT=$ROOT/target/recipes
 trap 'stop_cluster recipes' EXIT
 
 # Debian packages: Go in GOPATH mode with Debian's rs/xid and pgx v4 sources (the module proxy
-# may be out of reach), pgjdbc and a JDK; Node.js and npm only when there is no node or npm
-# command (a Node.js from elsewhere brings its own npm, which Debian's npm would conflict with).
+# may be out of reach), pgjdbc and a JDK.
 ensure_recipe_deps() {
     local pkgs="golang-go golang-github-rs-xid-dev golang-github-jackc-pgx-v4-dev libpostgresql-jdbc-java"
     local missing="" p
     command -v javac >/dev/null || pkgs="$pkgs default-jdk-headless"
-    command -v node >/dev/null || pkgs="$pkgs nodejs"
-    command -v npm >/dev/null || pkgs="$pkgs npm"
     for p in $pkgs; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
     done
@@ -39,12 +36,6 @@ ensure_recipe_deps() {
         $SUDO apt-get update -qq
         # shellcheck disable=SC2086
         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
-    fi
-    # node-pg, as locked in package-lock.json: npm ci again only when the lock file changed.
-    if ! cmp -s "$RECIPES/node/package-lock.json" "$RECIPES/node/node_modules/.pg-idgen-lock"; then
-        say "installing node-pg (npm ci)"
-        (cd "$RECIPES/node" && npm ci --no-audit --no-fund --loglevel=error)
-        cp "$RECIPES/node/package-lock.json" "$RECIPES/node/node_modules/.pg-idgen-lock"
     fi
 }
 
@@ -80,9 +71,6 @@ psql_at recipes "$PORT" recipes -c "CREATE EXTENSION pg_idgen"
 PGHOST=$(socket_dir recipes)
 export PGHOST PGPORT=$PORT PGUSER=postgres PGDATABASE=recipes
 unset PGPASSWORD PGSERVICE PGOPTIONS
-
-say "recipes: node-pg"
-(cd "$RECIPES/node" && node recipe.js)
 
 say "recipes: Go (rs/xid with pgx v4 and database/sql)"
 "$OUT/go-recipe"

@@ -259,6 +259,10 @@ BEGIN
     IF writer IS NULL OR writer = '' THEN
         RAISE EXCEPTION 'a writer needs a name' USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF length(writer) > 256 THEN
+        RAISE EXCEPTION 'writer name too long' USING ERRCODE = 'string_data_right_truncation',
+            DETAIL = format('A writer name is at most 256 characters; this one has %s.', length(writer));
+    END IF;
     epoch := CASE kind WHEN 'snowflake' THEN
         coalesce(nullif(current_setting('pg_idgen.snowflake_epoch', true), ''), '1288834974657')::bigint END;
     now_t := @extschema@.idgen_registry_id_time(kind, epoch, clock_timestamp());
@@ -353,6 +357,10 @@ BEGIN
         RAISE EXCEPTION 'invalid pool: %', coalesce(quote_literal(pool), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF length(pool) > 63 THEN
+        RAISE EXCEPTION 'pool name too long' USING ERRCODE = 'string_data_right_truncation',
+            DETAIL = format('A pool name is at most 63 characters; this one has %s.', length(pool));
+    END IF;
     settings := @extschema@.idgen_registry_pool_of(pool);
     slots := CASE kind WHEN 'snowflake' THEN settings.snowflake_slots ELSE settings.xid12_slots END;
     IF lease IS NULL OR lease < interval '1 second' OR lease > settings.max_lease THEN
@@ -362,6 +370,10 @@ BEGIN
     END IF;
     IF writer IS NULL OR writer = '' THEN
         RAISE EXCEPTION 'a writer needs a name' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF length(writer) > 256 THEN
+        RAISE EXCEPTION 'writer name too long' USING ERRCODE = 'string_data_right_truncation',
+            DETAIL = format('A writer name is at most 256 characters; this one has %s.', length(writer));
     END IF;
     -- After a failover or a restore, grants made at the end of the old history may be lost:
     -- nothing new is granted until they must have ended.

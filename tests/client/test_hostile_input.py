@@ -282,15 +282,14 @@ INT8_CALLS = [
     # At most one grant or reservation covers an id.
     ("idgen_writer_of(bigint)", "SELECT count(*) <= 1 FROM idgen_writer_of($1)", set()),
 ]
-# A writer's name and a pool's name are the caller's text: any of it is a name, stored as given.
-# Each grant is released at once ('-infinity': it made no id), so the slots stay free.
+# A writer's name (at most 256 characters) and a pool's name (at most 63) are the caller's text:
+# any other text is a name. Each grant is released at once ('-infinity': it made no id), so the
+# slots stay free.
 REGISTRY_TEXT_CALLS = [
-    ("idgen_acquire(writer)", "SELECT g.writer = $1 AND r.hi = r.lo FROM idgen_acquire('xid12', $1, '1 second') a, "
-                              "idgen_grants g, idgen_release(a.grant_id, a.token, '-infinity') r "
-                              "WHERE g.grant_id = a.grant_id", {"22023"}),
-    ("idgen_acquire(pool)", "SELECT g.pool = $1 AND r.hi = r.lo FROM idgen_acquire('xid12', 'fuzz', '1 second', $1) a, "
-                            "idgen_grants g, idgen_release(a.grant_id, a.token, '-infinity') r "
-                            "WHERE g.grant_id = a.grant_id", {"22023"}),
+    ("idgen_acquire(writer)", "SELECT length($1) <= 256 AND r.hi = r.lo FROM idgen_acquire('xid12', $1, '1 second') a, "
+                              "idgen_release(a.grant_id, a.token, '-infinity') r", {"22023", "22001"}),
+    ("idgen_acquire(pool)", "SELECT length($1) <= 63 AND r.hi = r.lo FROM idgen_acquire('xid12', 'fuzz', '1 second', $1) a, "
+                            "idgen_release(a.grant_id, a.token, '-infinity') r", {"22023", "22001"}),
 ]
 TS_CALLS = [
     ("xid12_min/max", "SELECT xid12_min($1) <= xid12_max($1) AND xid12_time(xid12_min($1)) = date_trunc('second', $1)",

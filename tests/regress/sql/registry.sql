@@ -105,6 +105,10 @@ SELECT test_helpers.error_of($$SELECT idgen_acquire('uuid', 'w')$$);
 SELECT test_helpers.error_of($$SELECT idgen_acquire('snowflake', '')$$);
 SELECT test_helpers.error_of($$SELECT idgen_acquire('snowflake', 'w', '0 s')$$);
 SELECT test_helpers.error_of($$SELECT idgen_acquire('snowflake', 'w', '1 minute', 'reserved')$$);
+-- Names have a length limit, as a varchar(n) has (22001).
+SELECT test_helpers.error_of(format($$SELECT idgen_acquire('snowflake', %L)$$, repeat('w', 257)));
+SELECT test_helpers.error_of(format($$SELECT idgen_acquire('snowflake', 'w', '1 minute', %L)$$, repeat('p', 64)));
+SELECT test_helpers.error_of(format($$SELECT idgen_reserve('xid12', 5, %L)$$, repeat('w', 257)));
 SELECT test_helpers.error_of($$SELECT idgen_reserve('snowflake', 1024, 'w')$$);
 SELECT test_helpers.error_of($$SELECT idgen_reserve('xid12', -1, 'w')$$);
 

@@ -583,6 +583,76 @@ END
 $$;
 COMMENT ON FUNCTION idgen_release(bigint, bigint, timestamptz) IS 'ends a grant; its window shrinks to just after last_id_time (NULL: unknown, kept; -infinity: no id made)';
 
+-- Edge devices -----------------------------------------------------------------------------------
+-- A device offline for days keeps its grant in a file of its own. A copy of that file (a cloned
+-- disk image, a restored backup) on a second device would make the same ids. Each report of a
+-- device counts: the device keeps the count it was given, and a report whose count is not the
+-- registry's comes from a copy of a state that another device has already continued.
+CREATE TABLE idgen_registry_report (
+    grant_id bigint PRIMARY KEY,
+    syncs bigint NOT NULL CHECK (syncs > 0),
+    device text NOT NULL,
+    last_id_time timestamptz,
+    reported_at timestamptz NOT NULL
+);
+COMMENT ON TABLE idgen_registry_report IS 'the last report of each grant''s device: how many there were, from which device, its last id''s time';
+SELECT pg_catalog.pg_extension_config_dump('idgen_registry_report', '');
+
+CREATE FUNCTION idgen_report(grant_id bigint, token bigint, device text, syncs bigint, last_id_time timestamptz DEFAULT NULL)
+    RETURNS bigint
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    server_time CONSTANT timestamptz := clock_timestamp();
+    -- The grant's row lock orders the reports of one grant.
+    g @extschema@.idgen_registry_grant := @extschema@.idgen_registry_holder(grant_id, token);
+    prev @extschema@.idgen_registry_report;
+    t bigint;
+BEGIN
+    IF device IS NULL OR device = '' THEN
+        RAISE EXCEPTION 'a device needs a name' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF length(device) > 256 THEN
+        RAISE EXCEPTION 'device name too long' USING ERRCODE = 'string_data_right_truncation',
+            DETAIL = format('A device name is at most 256 characters; this one has %s.', length(device));
+    END IF;
+    IF syncs IS NULL OR syncs < 0 THEN
+        RAISE EXCEPTION 'invalid report count: %', coalesce(syncs::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'A device''s first report has count 0; then the count the last report returned.';
+    END IF;
+    IF last_id_time IS NOT NULL THEN
+        t := CASE WHEN isfinite(last_id_time) THEN @extschema@.idgen_registry_id_time(g.kind, g.epoch_ms, last_id_time) END;
+        IF t IS NULL OR t < g.lo OR t >= g.hi THEN
+            RAISE EXCEPTION 'device % reports an id outside the window of grant %', quote_literal(device), g.grant_id
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = format('Its last id is of %s; the window is [%s, %s).', last_id_time,
+                          @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.lo),
+                          @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.hi));
+        END IF;
+    END IF;
+    SELECT * INTO prev FROM @extschema@.idgen_registry_report r WHERE r.grant_id = g.grant_id;
+    IF syncs <> coalesce(prev.syncs, 0) THEN
+        RAISE EXCEPTION 'grant % is used by two devices', g.grant_id
+            USING ERRCODE = 'unique_violation',
+                  DETAIL = CASE WHEN prev.syncs IS NULL
+                      THEN format('Device %s presents report count %s, but no device has reported on this grant.', quote_literal(device), syncs)
+                      ELSE format('Device %s presents report count %s; report %s came from device %s at %s, its last id of %s.',
+                          quote_literal(device), syncs, prev.syncs, quote_literal(prev.device), prev.reported_at,
+                          coalesce(prev.last_id_time::text, 'no time given')) END,
+                  HINT = 'One holds a copy of the other''s state (a cloned image or a restored backup): their ids may repeat. Keep the rows of both apart, check them with idgen_verify and for duplicates before they are merged, and give each device a grant of its own.';
+    END IF;
+    PERFORM @extschema@.idgen_registry_durable();
+    INSERT INTO @extschema@.idgen_registry_report AS r (grant_id, syncs, device, last_id_time, reported_at)
+        VALUES (g.grant_id, 1, device, last_id_time, server_time)
+        ON CONFLICT ON CONSTRAINT idgen_registry_report_pkey DO UPDATE
+        SET syncs = r.syncs + 1, device = excluded.device,
+            last_id_time = greatest(r.last_id_time, excluded.last_id_time), reported_at = excluded.reported_at;
+    RETURN coalesce(prev.syncs, 0) + 1;
+END
+$$;
+COMMENT ON FUNCTION idgen_report(bigint, bigint, text, bigint, timestamptz) IS 'an edge device''s report on its grant: returns the count it presents next time; 23505 when the count shows a copy of another device''s state';
+
 -- Provenance -----------------------------------------------------------------------------------
 -- An id's point in the registry's packed space: its slot and id-time. NULL for a negative bigint.
 CREATE FUNCTION idgen_registry_point(id bigint) RETURNS bigint

@@ -608,9 +608,9 @@ NOT_DATA = {
     "idgen_backfill_sort", "idgen_backfill_start", "idgen_backfill_work_plan",
     # The writer registry's other functions take grant ids, tokens, slots and identifiers, and its
     # internal helpers are SQL the public ones call: all SQL, no Rust code to panic. The regress
-    # suite registry checks each bad argument (unknown grant 42704, wrong token 42501, slot out
+    # suites registry and registry_edge check each bad argument (unknown grant 42704, wrong token 42501, slot out
     # of range 22023, column missing or of another type).
-    "idgen_renew", "idgen_release", "idgen_reserve", "idgen_verify",
+    "idgen_renew", "idgen_release", "idgen_reserve", "idgen_verify", "idgen_report",
     "idgen_registry_pack", "idgen_registry_time_end", "idgen_registry_pool_of", "idgen_registry_fence_margin",
     "idgen_registry_id_time", "idgen_registry_moment", "idgen_registry_row", "idgen_registry_own_slot",
     "idgen_registry_reserve", "idgen_registry_holder", "idgen_registry_point",

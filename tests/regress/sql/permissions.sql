@@ -38,10 +38,12 @@ GRANT SELECT, INSERT ON idgen_registry_origin TO regress_idgen_app;
 GRANT USAGE ON SEQUENCE idgen_registry_grant_id_seq TO regress_idgen_app;
 GRANT SELECT, UPDATE ON SEQUENCE idgen_registry_noticed_ms TO regress_idgen_app;
 GRANT SELECT ON idgen_grants TO regress_idgen_app;
+GRANT SELECT, INSERT, UPDATE ON idgen_registry_report TO regress_idgen_app;
 SET ROLE regress_idgen_app;
-SELECT a.kind, r.hi >= a.hi AS renewed, l.hi = l.lo AS released
+SELECT a.kind, r.hi >= a.hi AS renewed, p = 1 AS reported, l.hi = l.lo AS released
 FROM idgen_acquire('snowflake', 'app-writer', '1 minute') a,
-     LATERAL idgen_renew(a.grant_id, a.token) r, LATERAL idgen_release(a.grant_id, a.token, '-infinity') l;
+     LATERAL idgen_renew(a.grant_id, a.token) r, LATERAL idgen_report(a.grant_id, a.token, 'app-device', 0) p,
+     LATERAL idgen_release(a.grant_id, a.token, '-infinity') l;
 SELECT count(*) AS own_grants FROM idgen_grants WHERE writer = 'app-writer';
 -- idgen_backfill runs with the caller's rights: the table's owner fills it, and the progress
 -- row is the owner's own.
@@ -67,6 +69,6 @@ DELETE FROM idgen_backfill_progress WHERE run_by = 'regress_idgen_app';
 DROP SCHEMA regress_app CASCADE;
 DELETE FROM rapkey_counter WHERE prefix = 'ord.app';
 REVOKE ALL ON rapkey_counter FROM regress_idgen_app;
-REVOKE ALL ON idgen_registry_grant, idgen_registry_slot, idgen_registry_origin, idgen_registry_grant_id_seq, idgen_registry_noticed_ms, idgen_grants FROM regress_idgen_app;
+REVOKE ALL ON idgen_registry_grant, idgen_registry_slot, idgen_registry_origin, idgen_registry_report, idgen_registry_grant_id_seq, idgen_registry_noticed_ms, idgen_grants FROM regress_idgen_app;
 REVOKE USAGE ON SCHEMA test_helpers FROM regress_idgen_app;
 DROP ROLE regress_idgen_app;

@@ -141,9 +141,10 @@ DELETE FROM idgen_backfill_progress WHERE relation IN ('keyed'::regclass, 'pg_te
 DROP TABLE keyed, pg_temp.scratch;
 -- The writer registry, with the hostile integer and text operators first: no warning.
 SET search_path = hostile, pg_catalog, public;
-SELECT a.kind, r.hi >= a.hi AS renewed, l.hi = l.lo AS released
+SELECT a.kind, r.hi >= a.hi AS renewed, p = 1 AS reported, l.hi = l.lo AS released
 FROM idgen_acquire('xid12', 'hostile-test', '1 minute') a,
-     LATERAL idgen_renew(a.grant_id, a.token) r, LATERAL idgen_release(a.grant_id, a.token, '-infinity') l;
+     LATERAL idgen_renew(a.grant_id, a.token) r, LATERAL idgen_report(a.grant_id, a.token, 'hostile-device', 0, a.lo) p,
+     LATERAL idgen_release(a.grant_id, a.token, '-infinity') l;
 SELECT idgen_reserve('snowflake', 1001, 'hostile-test') > 0 AS reserved;
 SELECT writer FROM idgen_writer_of((1099511627776::bigint << 22) | (1001 << 12));
 CREATE TEMP TABLE hostile_ids AS SELECT 5::bigint AS id UNION ALL SELECT (1099511627776::bigint << 22) | (1001 << 12);

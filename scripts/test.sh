@@ -36,7 +36,8 @@ done
 [ ${#VERSIONS[@]} -gt 0 ] || read -ra VERSIONS <<<"$PG_VERSIONS"
 PORT=${PORTS[test]}
 PLAIN_PORT=${PORTS[test-plain]}
-trap 'for c in test test-plain upgrade-old upgrade-new; do stop_cluster $c; done' EXIT
+# The fast tier starts no cluster, so it stops none: another script's clusters may be running.
+[ "$FAST" = yes ] || trap 'for c in test test-plain upgrade-old upgrade-new; do stop_cluster $c; done' EXIT
 
 REGRESS_SUITES=$(cd "$ROOT/tests/regress/sql" && ls -- *.sql | sed 's/\.sql$//')
 ISOLATION_SPECS=$(cd "$ROOT/tests/isolation/specs" && ls -- *.spec | sed 's/\.spec$//')

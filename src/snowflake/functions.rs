@@ -3,87 +3,33 @@
 use super::{mark, state, wal};
 use crate::errors::PgReport;
 use crate::{guc, shmem, timestamps};
-use idgen_core::snowflake::{self, Config, SnowflakeError, SnowflakeState, Step};
+use idgen_core::snowflake::{self, Config, SettingNames, SnowflakeError, SnowflakeState, Step};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
-/// Every snowflake error as PostgreSQL reports it: the one place that picks SQLSTATE and words.
+/// Every snowflake error as PostgreSQL reports it: the SQLSTATE is picked here, the words are
+/// the core's (`SnowflakeError::words`), naming the server's settings.
 fn raise(error: SnowflakeError) -> ! {
     use PgSqlErrorCode::*;
     use SnowflakeError::*;
-    let (epoch, bound) = (guc::EPOCH_NAME, guc::MAX_BACKWARD_MS_NAME);
-    let (code, message) = match error {
-        WorkerOutOfRange { worker } => (
-            ERRCODE_INVALID_PARAMETER_VALUE,
-            format!(
-                "snowflake worker id {worker} is out of range 0..{} (see {})",
-                snowflake::MAX_WORKER,
-                guc::WORKER_ID_NAME
-            ),
-        ),
-        SequenceOutOfRange { sequence } => (
-            ERRCODE_INVALID_PARAMETER_VALUE,
-            format!(
-                "snowflake sequence {sequence} is out of range 0..{}",
-                snowflake::MAX_SEQUENCE
-            ),
-        ),
-        EpochOutOfRange { epoch_ms } => (
-            ERRCODE_INVALID_PARAMETER_VALUE,
-            format!(
-                "snowflake epoch {epoch_ms} ms is out of range 0..{} ({epoch})",
-                snowflake::MAX_EPOCH_MS
-            ),
-        ),
-        NegativeId { id } => (
-            ERRCODE_INVALID_PARAMETER_VALUE,
-            format!("invalid snowflake id {id}: snowflake ids are never negative"),
-        ),
-        TimestampOutOfRange { ms_since_epoch } => (
-            ERRCODE_DATETIME_FIELD_OVERFLOW,
-            format!(
-                "time {ms_since_epoch} ms after the snowflake epoch is beyond the 41-bit \
-                 snowflake range (at most {} ms, about 69 years)",
-                snowflake::MAX_TIMESTAMP
-            ),
-        ),
-        BeforeEpoch { unix_ms, epoch_ms } => (
-            ERRCODE_DATETIME_FIELD_OVERFLOW,
-            format!(
-                "time {unix_ms} ms since 1970-01-01 is before the snowflake epoch {epoch_ms} ms \
-                 ({epoch})"
-            ),
-        ),
-        ClockMovedBack {
-            behind_ms,
-            limit_ms,
-        } => (
-            ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            format!("clock moved backwards by {behind_ms} ms, more than {bound} ({limit_ms} ms)"),
-        ),
-        BehindRestoredMark {
-            behind_ms,
-            limit_ms,
-        } => (
-            ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            format!(
-                "clock is {behind_ms} ms behind the last snowflake id issued before the server \
-                 started, more than {bound} ({limit_ms} ms)"
-            ),
-        ),
-        EpochChanged {
-            old_epoch_ms,
-            new_epoch_ms,
-            behind_ms,
-            limit_ms,
-        } => (
-            ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            format!(
-                "{epoch} changed from {old_epoch_ms} to {new_epoch_ms} ms, which puts new ids \
-                 {behind_ms} ms behind the last issued id, more than {bound} ({limit_ms} ms)"
-            ),
-        ),
+    let epoch = guc::EPOCH_NAME;
+    let code = match error {
+        WorkerOutOfRange { .. }
+        | SequenceOutOfRange { .. }
+        | EpochOutOfRange { .. }
+        | NegativeId { .. } => ERRCODE_INVALID_PARAMETER_VALUE,
+        TimestampOutOfRange { .. } | BeforeEpoch { .. } => ERRCODE_DATETIME_FIELD_OVERFLOW,
+        ClockMovedBack { .. } | BehindRestoredMark { .. } | EpochChanged { .. } => {
+            ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE
+        }
     };
+    let message = error
+        .words(&SettingNames {
+            worker_id: guc::WORKER_ID_NAME,
+            epoch,
+            max_backward_ms: guc::MAX_BACKWARD_MS_NAME,
+        })
+        .message;
     let mut error_report = PgReport::new(code, message);
     if let BehindRestoredMark { .. } = error {
         let file = mark::FILE;

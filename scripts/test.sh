@@ -3,7 +3,7 @@
 # PostgreSQL version clippy for that version, the in-database tests (#[pg_test]) and, against
 # throwaway clusters, the SQL regression suites, the isolation test and the client-side tests;
 # and the Rust client crate's tests; with 15 and 18 the pg_upgrade test from 15 to 18; with 18
-# also scripts/reliability.sh (replication, a crash, sorts beyond memory), the node-pg, pgjdbc
+# also scripts/reliability.sh (replication, a crash, sorts beyond memory), the pgjdbc
 # and Go recipes (scripts/test_recipes.sh) and the benchmark suite's --quick smoke test. Exits
 # non-zero on any failure.
 #
@@ -345,7 +345,7 @@ if testing 18 && wants citus; then
     timings="$timings  PostgreSQL 18 Citus suite (scripts/test_citus.sh): $((SECONDS - started)) s"$'\n'
 fi
 if testing 18 && wants recipes; then
-    # The node-pg, pgjdbc and Go recipes of the README: about drivers, so on one version.
+    # The pgjdbc and Go recipes of the README: about drivers, so on one version.
     started=$SECONDS
     bash "$ROOT/scripts/test_recipes.sh" $([ -z "$ONLY" ] && echo --installed) 18
     timings="$timings  PostgreSQL 18 client recipes (scripts/test_recipes.sh): $((SECONDS - started)) s"$'\n'

@@ -80,7 +80,11 @@ SELECT pg_catalog.pg_describe_object(m.classid, m.objid, 0) || ' | ' || CASE m.c
 END AS line
 FROM member m
 UNION ALL
-SELECT format('extension | version=%s relocatable=%s config=%s conditions=%s',
-              e.extversion, e.extrelocatable, e.extconfig::regclass[], e.extcondition)
+-- The configuration tables in name order: their order in extconfig is the order the scripts
+-- marked them, which differs between a fresh install and an update.
+SELECT format('extension | version=%s relocatable=%s config=%s',
+              e.extversion, e.extrelocatable,
+              (SELECT pg_catalog.array_agg(format('%s(%s)', c.t::regclass, c.cond) ORDER BY c.t::regclass::text)
+               FROM ROWS FROM (pg_catalog.unnest(e.extconfig), pg_catalog.unnest(e.extcondition)) AS c(t, cond)))
 FROM pg_catalog.pg_extension e WHERE e.extname = 'pg_idgen'
 ORDER BY 1

@@ -3,7 +3,8 @@ generators that merge with the server's, and adapters for psycopg 3 (``pg_idgen.
 asyncpg (``pg_idgen.asyncpg``), SQLAlchemy (``pg_idgen.sqlalchemy``) and Django
 (``pg_idgen.django``); each adapter imports its driver only when it is imported itself.
 :class:`Registry` gives generators whose worker id / machine id the database hands out
-(psycopg 3, imported when a Registry is made).
+(psycopg 3, imported when a Registry is made). :class:`EdgeStore` keeps an edge device's grant
+in its own SQLite file, for ids made offline for days.
 """
 from . import rapkey
 from ._snowflake import (
@@ -29,6 +30,14 @@ from ._grant import (
     WrongToken,
 )
 from ._registry import Grant, GrantSnowflake, GrantXid, Registry
+from ._edge import (
+    EdgeClockBeforeWindow,
+    EdgeCloned,
+    EdgeError,
+    EdgeGrant,
+    EdgeStore,
+    EdgeWindowEnded,
+)
 
 __version__ = "0.5.0"
 
@@ -66,4 +75,10 @@ __all__ = [
     "ClockOutsideWindow",
     "ClockBeforeWindow",
     "ClockAheadOfWindow",
+    "EdgeStore",
+    "EdgeGrant",
+    "EdgeError",
+    "EdgeClockBeforeWindow",
+    "EdgeWindowEnded",
+    "EdgeCloned",
 ]

@@ -211,15 +211,11 @@ class Registry:
                 conn.autocommit = True
             conn.prepare_threshold = None
         if self._sql is None:
-            row = conn.execute(
-                "SELECT n.nspname FROM pg_catalog.pg_extension e "
-                "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_idgen'"
-            ).fetchone()
-            if row is None:
+            try:
+                self._sql = _statements(_extension_schema(conn))
+            except RegistryError:
                 conn.close()
-                raise RegistryError("the pg_idgen extension is not installed in this database: "
-                                    "CREATE EXTENSION pg_idgen")
-            self._sql = _statements(psycopg.sql.Identifier(row[0]).as_string(conn))
+                raise
         return conn
 
     def _call(self, name: str, params: tuple):
@@ -239,11 +235,7 @@ class Registry:
                 except psycopg.Error as e:
                     state = getattr(e, "sqlstate", None)
                     if state is not None and not state.startswith(("08", "57P")):
-                        diag = e.diag
-                        msg = diag.message_primary or str(e)
-                        if diag.message_detail:
-                            msg += f" (DETAIL: {diag.message_detail})"
-                        raise _ERRORS.get(state, RegistryError)(msg, state) from e
+                        raise _server_error(e) from e
                     conn, self._conn = self._conn, None
                     if conn is not None:
                         try:
@@ -316,6 +308,33 @@ class Registry:
             gen._after_fork_in_child()
 
 
+def _extension_schema(conn) -> str:
+    """The extension's schema on a psycopg 3 connection, quoted for SQL text; RegistryError
+    when the extension is not installed."""
+    import psycopg
+
+    row = conn.execute(
+        "SELECT n.nspname FROM pg_catalog.pg_extension e "
+        "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_idgen'",
+        prepare=False,
+    ).fetchone()
+    if row is None:
+        raise RegistryError("the pg_idgen extension is not installed in this database: "
+                            "CREATE EXTENSION pg_idgen")
+    return psycopg.sql.Identifier(row[0]).as_string(conn)
+
+
+def _server_error(e) -> RegistryError:
+    """A psycopg error the server raised, as the RegistryError of its SQLSTATE (the message
+    with its DETAIL)."""
+    state = e.sqlstate
+    diag = e.diag
+    msg = diag.message_primary or str(e)
+    if diag.message_detail:
+        msg += f" (DETAIL: {diag.message_detail})"
+    return _ERRORS.get(state, RegistryError)(msg, state)
+
+
 def _statements(schema: str) -> dict:
     row = ("grant_id, token, kind, slot, epoch_ms, "
            "floor(extract(epoch FROM lo) * 1000000)::bigint, "
@@ -326,6 +345,7 @@ def _statements(schema: str) -> dict:
         "acquire_default": f"SELECT {row} FROM {schema}.idgen_acquire(%s, %s, pool => %s)",
         "renew": f"SELECT {row} FROM {schema}.idgen_renew(%s, %s, %s::interval)",
         "release": f"SELECT grant_id FROM {schema}.idgen_release(%s, %s, %s::timestamptz)",
+        "report": f"SELECT {schema}.idgen_report(%s, %s, %s, %s, %s::timestamptz)",
     }
 
 

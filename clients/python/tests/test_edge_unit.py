@@ -1,0 +1,234 @@
+"""Unit tests of pg_idgen.EdgeStore without a server: a grant is put into the SQLite file as
+enrol would, and a fake clock stands for the device's. (tests/client/test_edge.py runs enrol
+and sync against the registry.)"""
+import sqlite3
+
+import pytest
+
+import pg_idgen
+from pg_idgen import (
+    EdgeClockBeforeWindow,
+    EdgeCloned,
+    EdgeError,
+    EdgeStore,
+    EdgeWindowEnded,
+    Xid,
+)
+
+T0 = 1_700_000_000  # the window's start, unix seconds
+DAY = 86_400
+LO_US, HI_US = T0 * 1_000_000, (T0 + 28 * DAY) * 1_000_000
+SLOT = {"xid12": 12_582_912 + 7, "snowflake": 800}
+EPOCH_MS = pg_idgen.DEFAULT_EPOCH_MS
+KINDS = ["xid12", "snowflake"]
+
+
+class Clock:
+    def __init__(self, s):
+        self.s = s
+
+    def __call__(self):
+        return self.s
+
+
+def open_store(path, kind, clock, device="unit-device"):
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE IF NOT EXISTS rows (id TEXT PRIMARY KEY, n INTEGER)")
+    return conn, EdgeStore(conn, kind, device=device, clock=clock)
+
+
+def enrolled(path, kind, clock):
+    """A store holding a 28-day grant [T0, T0 + 28 days), as enrol keeps it."""
+    conn, store = open_store(path, kind, clock)
+    store._keep((41, 8_112_348_937_541, kind, SLOT[kind], EPOCH_MS if kind == "snowflake" else None,
+                 LO_US, HI_US, LO_US + 5_000_000), "unit-writer")
+    return conn, store
+
+
+def insert(conn, store, n):
+    """The row's transaction: the id and its row commit together."""
+    with conn:
+        id = store.next_id()
+        conn.execute("INSERT INTO rows VALUES (?, ?)", (str(id), n))
+    return id
+
+
+def parts(kind, id):
+    """(slot, unix µs of the id's time)."""
+    if kind == "xid12":
+        return int.from_bytes(id.machine, "big"), id.unix_seconds * 1_000_000
+    return pg_idgen.snowflake_worker(id), pg_idgen.snowflake_unix_ms(id, EPOCH_MS) * 1000
+
+
+def set_mark(conn, store, id, us):
+    with conn:
+        conn.execute("UPDATE pg_idgen_edge SET last_id = ?, last_id_us = ? WHERE kind = ?",
+                     (str(id) if isinstance(id, Xid) else id, us, store.kind))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_ids_embed_the_slot_stay_in_the_window_and_increase(tmp_path, kind):
+    clock = Clock(T0 + 10.25)
+    conn, store = enrolled(tmp_path / "edge.db", kind, clock)
+    ids = []
+    for i in range(300):  # days of ids, some in the same second / millisecond
+        ids.append(insert(conn, store, i))
+        clock.s += 0 if i % 3 else 7 * 3600 / 100
+    assert isinstance(ids[0], Xid if kind == "xid12" else int)
+    assert ids == sorted(set(ids))
+    for id in ids:
+        slot, us = parts(kind, id)
+        assert slot == SLOT[kind] and LO_US <= us < HI_US
+    g = store.grant
+    assert (g.grant_id, g.slot, g.syncs, g.last_id, g.writer) == (41, SLOT[kind], 0, ids[-1], "unit-writer")
+    assert g.last_id_time.timestamp() * 1_000_000 == parts(kind, ids[-1])[1]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_state_persists_across_reopening_the_file(tmp_path, kind):
+    path = tmp_path / "edge.db"
+    clock = Clock(T0 + 100)
+    conn, store = enrolled(path, kind, clock)
+    first = [insert(conn, store, i) for i in range(5)]
+    conn.close()
+    conn, store = open_store(path, kind, clock)  # the app restarted, same clock second
+    assert store.grant.grant_id == 41 and store.grant.last_id == first[-1]
+    more = [insert(conn, store, i) for i in range(5, 10)]
+    assert more[0] > first[-1]
+    committed = [r[0] for r in conn.execute("SELECT id FROM rows ORDER BY n")]
+    assert committed == [str(i) for i in first + more]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_crash_before_commit_loses_the_row_and_the_mark_together(tmp_path, kind):
+    path = tmp_path / "edge.db"
+    clock = Clock(T0 + 100)
+    conn, store = enrolled(path, kind, clock)
+    kept = insert(conn, store, 1)
+    lost = store.next_id()
+    conn.execute("INSERT INTO rows VALUES (?, ?)", (str(lost), 2))
+    assert conn.in_transaction
+    conn.close()  # the app dies: nothing of that transaction was committed
+    conn, store = open_store(path, kind, clock)
+    assert store.grant.last_id == kept
+    again = insert(conn, store, 3)
+    assert again > kept
+    rows = [r[0] for r in conn.execute("SELECT id FROM rows")]
+    assert sorted(rows) == sorted({str(kept), str(again)})  # no id repeats among committed rows
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_clock_outside_the_window_refuses(tmp_path, kind):
+    clock = Clock(T0 + 50)
+    conn, store = enrolled(tmp_path / "edge.db", kind, clock)
+    made = insert(conn, store, 1)
+    clock.s = 946_684_800  # an RTC reset to 2000-01-01
+    with pytest.raises(EdgeClockBeforeWindow, match=r"the device clock reads 2000-01-01T00:00:00\.000\+00:00, "
+                       r"before the window of grant 41 .* on device 'unit-device'"):
+        store.next_id()
+    clock.s = T0 - 0.001
+    with pytest.raises(EdgeClockBeforeWindow):
+        store.next_id()
+    clock.s = HI_US / 1e6  # offline past the window's end
+    with pytest.raises(EdgeWindowEnded, match=r"at or after the end of the window .* sync with the registry"):
+        store.next_id()
+    clock.s += 30 * DAY
+    with pytest.raises(EdgeWindowEnded):
+        store.next_id()
+    assert isinstance(EdgeWindowEnded("x"), EdgeError) and isinstance(EdgeError("x"), pg_idgen.RegistryError)
+    conn.rollback()
+    assert store.grant.last_id == made  # no mark moved
+
+
+def test_xid12_clock_stepping_back_continues_above_the_mark(tmp_path):
+    clock = Clock(T0 + 1000)
+    conn, store = enrolled(tmp_path / "edge.db", "xid12", clock)
+    a = insert(conn, store, 1)
+    clock.s = T0 + 10  # back 990 s, still inside the window
+    b = insert(conn, store, 2)
+    assert b > a and b.unix_seconds == a.unix_seconds and b.counter == (a.counter + 1) % 2**24
+    assert b.pid == a.pid
+    # The counter used up within the mark's second: the next second (the clock is behind it).
+    last = Xid.from_parts(T0 + 1000, SLOT["xid12"], a.pid, 2**24 - 1)
+    set_mark(conn, store, last, (T0 + 1000) * 1_000_000)
+    c = insert(conn, store, 3)
+    assert c > last and c.unix_seconds == T0 + 1001 and c.counter == 0
+
+
+def test_xid12_never_goes_past_the_window_end(tmp_path):
+    hi_s = HI_US // 1_000_000
+    clock = Clock(hi_s - 0.5)
+    conn, store = enrolled(tmp_path / "edge.db", "xid12", clock)
+    last = Xid.from_parts(hi_s - 1, SLOT["xid12"], 1, 2**24 - 1)
+    set_mark(conn, store, last, (hi_s - 1) * 1_000_000)
+    with pytest.raises(EdgeWindowEnded, match="are used up"):
+        store.next_id()
+    assert store.grant.last_id == last
+
+
+def test_snowflake_clock_stepping_back_continues_above_the_mark(tmp_path):
+    clock = Clock(T0 + 1000)
+    conn, store = enrolled(tmp_path / "edge.db", "snowflake", clock)
+    a = insert(conn, store, 0)
+    clock.s = T0 + 10
+    with conn:  # 5000 ids with the clock stuck behind the mark: the sequence, then the next ms
+        ids = [store.next_id() for _ in range(5000)]
+    assert ids[0] == a + 1 and ids == sorted(set(ids))
+    ms = [pg_idgen.snowflake_unix_ms(i, EPOCH_MS) for i in [a] + ids]
+    assert ms[0] == (T0 + 1000) * 1000 and ms[-1] == ms[0] + 1
+    assert all(pg_idgen.snowflake_worker(i) == SLOT["snowflake"] for i in ids)
+    assert store.grant.last_id == ids[-1]
+
+
+def test_snowflake_never_goes_past_the_window_end(tmp_path):
+    hi_ms = HI_US // 1000
+    clock = Clock((hi_ms - 1) / 1000)
+    conn, store = enrolled(tmp_path / "edge.db", "snowflake", clock)
+    last = (hi_ms - 1 - EPOCH_MS) << 22 | SLOT["snowflake"] << 12 | 4095
+    set_mark(conn, store, last, (hi_ms - 1) * 1000)
+    with pytest.raises(EdgeWindowEnded, match="are used up"):
+        store.next_id()
+
+
+def test_a_second_connection_never_reuses_an_uncommitted_mark(tmp_path):
+    path = tmp_path / "edge.db"
+    clock = Clock(T0 + 100)
+    conn, store = enrolled(path, "xid12", clock)
+    other = sqlite3.connect(path, timeout=0.05)
+    other_store = EdgeStore(other, "xid12", device="unit-device", clock=clock)
+    a = store.next_id()  # uncommitted: conn holds the write lock
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        other_store.next_id()
+    other.rollback()
+    conn.commit()
+    b = other_store.next_id()
+    other.commit()
+    assert b > a
+
+
+def test_enrol_refuses_while_a_live_grant_is_held(tmp_path):
+    clock = Clock(T0 + 100)
+    conn, store = enrolled(tmp_path / "edge.db", "xid12", clock)
+    with pytest.raises(EdgeError, match=r"already holds grant 41 \(xid12 slot 12582919, window "
+                       r"2023-11-14T22:13:20\.000\+00:00 to 2023-12-12T22:13:20\.000\+00:00\)"):
+        store.enrol(None, "w")  # refused before the server is asked
+
+
+def test_a_store_found_cloned_makes_no_more_ids(tmp_path):
+    clock = Clock(T0 + 100)
+    conn, store = enrolled(tmp_path / "edge.db", "xid12", clock)
+    with conn:
+        conn.execute("UPDATE pg_idgen_edge SET cloned = 'grant 41 is used by two devices'")
+    with pytest.raises(EdgeCloned, match="grant 41 is used by two devices"):
+        store.next_id()
+
+
+def test_no_grant_and_bad_kind(tmp_path):
+    conn = sqlite3.connect(tmp_path / "edge.db")
+    store = EdgeStore(conn, "snowflake", device="d")
+    assert store.grant is None
+    with pytest.raises(EdgeError, match="holds no snowflake grant on device 'd': enrol it first"):
+        store.next_id()
+    with pytest.raises(ValueError, match="'xid12' or 'snowflake'"):
+        EdgeStore(conn, "uuid")
+    assert pg_idgen._edge.default_device()

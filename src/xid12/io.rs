@@ -57,8 +57,7 @@ fn xid12_recv(buf: Internal) -> Xid12 {
 /// Also the cast to bytea (`xid12_to_bytea` in SQL): both are the 12 bytes.
 #[pg_extern(sql = false)]
 fn xid12_send(value: Xid12) -> ByteaDatum {
-    let Xid12(Xid(bytes)) = value;
-    ByteaDatum::new(&bytes)
+    ByteaDatum::new(value.as_bytes())
 }
 
 #[pg_extern(sql = false)]

@@ -28,12 +28,18 @@ impl Xid12 {
         Xid12(Xid(datum.cast_mut_ptr::<[u8; LEN]>().read()))
     }
 
+    /// The 12 bytes, as the datum holds them (and `xid12_send` sends them).
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8; LEN] {
+        &self.0 .0
+    }
+
     /// Copies the value into memory of the current memory context.
     #[inline]
     pub fn to_datum(self) -> pg_sys::Datum {
         unsafe {
             let ptr = crate::datum_out::alloc(LEN).cast::<[u8; LEN]>();
-            ptr.write(self.0 .0);
+            ptr.write(*self.as_bytes());
             pg_sys::Datum::from(ptr)
         }
     }

@@ -60,10 +60,10 @@ extern "C" {
 /// The hash PostgreSQL's `uuid_hash` computes, over the 12 bytes.
 #[pg_extern(sql = false)]
 fn xid12_hash(value: Xid12) -> i32 {
-    unsafe { hash_bytes(value.0 .0.as_ptr(), LEN as c_int) as i32 }
+    unsafe { hash_bytes(value.as_bytes().as_ptr(), LEN as c_int) as i32 }
 }
 
 #[pg_extern(sql = false)]
 fn xid12_hash_extended(value: Xid12, seed: i64) -> i64 {
-    unsafe { hash_bytes_extended(value.0 .0.as_ptr(), LEN as c_int, seed as u64) as i64 }
+    unsafe { hash_bytes_extended(value.as_bytes().as_ptr(), LEN as c_int, seed as u64) as i64 }
 }

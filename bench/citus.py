@@ -1,7 +1,8 @@
 """pg_idgen on Citus: inserts into a distributed table (not a timed test).
 
 Usage: bash scripts/test_citus.sh --bench [VERSION] [ROWS]
-  (test_citus.sh starts the three-node cluster, coordinator first, and runs this;
+  (test_citus.sh starts the three-node cluster, coordinator first, makes the database with
+  Citus and pg_idgen (start_citus_cluster in scripts/citus.sh), and runs this;
   PG_IDGEN_CITUS_BENCH_ROUNDS sets the rounds, default 3.)
 
 1. ROWS rows (default 1,000,000) inserted through the coordinator into a table distributed by
@@ -23,7 +24,7 @@ import psycopg
 
 PORTS = [int(p) for p in os.environ["PG_IDGEN_CITUS_PORTS"].split()]
 HOST = "127.0.0.1"
-DB = "citus_bench"
+DB = os.environ["PG_IDGEN_CITUS_DB"]
 ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
 BATCH = 1000
 ROUNDS = int(os.environ.get("PG_IDGEN_CITUS_BENCH_ROUNDS", "3"))
@@ -31,20 +32,6 @@ ROUNDS = int(os.environ.get("PG_IDGEN_CITUS_BENCH_ROUNDS", "3"))
 
 def connect(node: int = 1, dbname: str = DB) -> psycopg.Connection:
     return psycopg.connect(host=HOST, port=PORTS[node - 1], user="postgres", dbname=dbname, autocommit=True)
-
-
-def setup() -> None:
-    for node in (1, 2, 3):
-        with connect(node, "postgres") as c:
-            c.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-            c.execute(f"CREATE DATABASE {DB}")
-        with connect(node) as c:
-            c.execute("CREATE EXTENSION citus")
-    with connect(1) as c:
-        c.execute("SELECT citus_set_coordinator_host(%s, %s)", (HOST, PORTS[0]))
-        for port in PORTS[1:]:
-            c.execute("SELECT citus_add_node(%s, %s)", (HOST, port))
-        c.execute("CREATE EXTENSION pg_idgen")
 
 
 KEYS = {
@@ -92,7 +79,6 @@ def insert(name: str, writers: list[int], rows: int) -> float:
 
 
 def main() -> None:
-    setup()
     print(f"1. {ROWS:,} rows through the coordinator into a distributed table (4 clients, "
           f"{BATCH} rows a statement), {ROUNDS} rounds")
     times = {k: [] for k in KEYS}

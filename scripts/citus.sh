@@ -100,3 +100,35 @@ copy_citus() {
         mv "$prefix/$f.citus-tmp" "$prefix/$f"
     done
 }
+
+# start_citus_cluster BASE_PORT DB NODE...: a Citus cluster of throwaway clusters (lib.sh's
+# start_cluster) named NODE..., listening on 127.0.0.1 ports BASE_PORT, BASE_PORT + 1, ...: the
+# first node is the coordinator, the others its workers, and node n has pg_idgen.machine_id and
+# pg_idgen.worker_id n. Every node gets the database DB with Citus in it; the coordinator adds
+# the workers and creates pg_idgen, which Citus propagates to them. The Citus suite
+# (tests/citus) and bench/citus.py use this cluster as it is.
+start_citus_cluster() {
+    local base_port=$1 db=$2 coordinator=$3 node port n=0
+    shift 2
+    for node in "$@"; do
+        port=$((base_port + n))
+        n=$((n + 1))
+        # Citus first in shared_preload_libraries, as it requires. Logical WAL for shard moves.
+        start_cluster "$node" "$port" plain "listen_addresses = '127.0.0.1'
+shared_preload_libraries = 'citus,pg_idgen'
+max_connections = 120
+wal_level = logical
+citus.shard_count = 8
+pg_idgen.machine_id = $n
+pg_idgen.worker_id = $n"
+        psql_at "$node" "$port" postgres -c "CREATE DATABASE $db"
+        psql_at "$node" "$port" "$db" -c "CREATE EXTENSION citus"
+    done
+    {
+        echo "SELECT citus_set_coordinator_host('127.0.0.1', $base_port);"
+        for ((port = base_port + 1; port < base_port + n; port++)); do
+            echo "SELECT citus_add_node('127.0.0.1', $port);"
+        done
+        echo "CREATE EXTENSION pg_idgen;"
+    } | psql_at "$coordinator" "$base_port" "$db" >/dev/null
+}

@@ -40,21 +40,12 @@ fi
 ensure_venv
 
 say "PostgreSQL $PG_MAJOR: Citus suite (a coordinator and two workers)"
-n=0
-for node in $NODES; do
-    n=$((n + 1))
-    # Citus first in shared_preload_libraries, as it requires. Each node its own ids. Logical
-    # WAL for shard moves.
-    start_cluster "$node" $((BASE_PORT + n - 1)) plain "listen_addresses = '127.0.0.1'
-shared_preload_libraries = 'citus,pg_idgen'
-max_connections = 120
-wal_level = logical
-citus.shard_count = 8
-pg_idgen.machine_id = $n
-pg_idgen.worker_id = $n"
-done
+# One database for the tests, another for the benchmark; made here, used as they are.
+if [ "$BENCH" = yes ]; then DB=citus_bench; else DB=citus_tests; fi
+# shellcheck disable=SC2086 # the node names are words
+start_citus_cluster "$BASE_PORT" "$DB" $NODES
 
-export PG_IDGEN_CITUS_PORTS="$BASE_PORT $((BASE_PORT + 1)) $((BASE_PORT + 2))"
+export PG_IDGEN_CITUS_PORTS="$BASE_PORT $((BASE_PORT + 1)) $((BASE_PORT + 2))" PG_IDGEN_CITUS_DB=$DB
 if [ "$BENCH" = yes ]; then
     "$ROOT/.venv/bin/python" "$ROOT/bench/citus.py" "$BENCH_ROWS"
     exit

@@ -13,7 +13,7 @@ PORTS = [int(p) for p in os.environ["PG_IDGEN_CITUS_PORTS"].split()]
 # Where scripts/test_citus.sh keeps the nodes (and their server.log), in node order.
 CLUSTERS = os.environ.get("PG_IDGEN_CLUSTERS", "/var/tmp/pg_idgen")
 NODE_NAMES = ["citus-coord", "citus-w1", "citus-w2"]
-DB = "citus_tests"
+DB = os.environ["PG_IDGEN_CITUS_DB"]
 HOST = "127.0.0.1"
 
 
@@ -25,19 +25,9 @@ def connect(node: int = 1, dbname: str = DB, **kw) -> psycopg.Connection:
 
 @pytest.fixture(scope="session")
 def cluster():
-    """A fresh database on every node, Citus in each, the workers added to the coordinator and
-    pg_idgen created on the coordinator only: Citus propagates it to the workers."""
-    for node in (1, 2, 3):
-        with connect(node, "postgres") as admin:
-            admin.execute(f"DROP DATABASE IF EXISTS {DB} WITH (FORCE)")
-            admin.execute(f"CREATE DATABASE {DB}")
-        with connect(node) as conn:
-            conn.execute("CREATE EXTENSION citus")
-    with connect(1) as coord:
-        coord.execute("SELECT citus_set_coordinator_host(%s, %s)", (HOST, PORTS[0]))
-        for port in PORTS[1:]:
-            coord.execute("SELECT citus_add_node(%s, %s)", (HOST, port))
-        coord.execute("CREATE EXTENSION pg_idgen")
+    """The nodes' ports. scripts/test_citus.sh (start_citus_cluster in scripts/citus.sh) made
+    the database DB on every node, with Citus in each, the workers added to the coordinator and
+    pg_idgen created on the coordinator only: Citus propagated it to the workers."""
     return PORTS
 
 

@@ -1,20 +1,21 @@
 """Seed 003 end to end: two edge SQLite databases key their rows with the Python client's
-Snowflake (workers 1 and 2) and Xid generators (machine ids of their own) while the central
-PostgreSQL keys its own rows with gen_snowflake() (worker 3) and gen_xid12(); the edges' rows
-are then merged into the central tables by binary COPY through the psycopg adapter, under
-unique indexes."""
+EdgeStore (a Snowflake worker id and an xid12 machine id granted by the registry's 'edge' pool,
+kept in each SQLite file) while the central PostgreSQL keys its own rows with gen_snowflake()
+(worker 3) and gen_xid12(); back online, each edge reports and releases its grants, its rows
+go by binary COPY through the psycopg adapter into staging tables, idgen_verify finds every id
+covered by a grant, and then they meet the unique indexes."""
 import sqlite3
 import threading
 
 import pytest
 
 import pg_idgen.psycopg
-from pg_idgen import Snowflake, Xid, XidGenerator
+from pg_idgen import EdgeStore, Xid
 
 from conftest import cluster_worker_id, connect, fresh_database
 
 ROWS = 3000  # per writer and table, in ROUNDS rounds of 100
-EDGES = {"edge-1": (1, 0xE00001), "edge-2": (2, 0xE00002)}
+EDGES = ("edge-1", "edge-2")
 
 
 @pytest.fixture
@@ -27,18 +28,22 @@ ROUNDS = 30
 ROUND = threading.Barrier(3, timeout=120)  # the three writers go round by round, so their ids interleave
 
 
-def edge(path, name, worker, machine):
-    """An edge device: its own SQLite file, ids made in the application."""
+def edge(path, name, dbname):
+    """An edge device: its own SQLite file, its grants enrolled once online, then ids made
+    offline, each committed with its row."""
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE events_sf (id INTEGER PRIMARY KEY, origin TEXT NOT NULL, payload TEXT NOT NULL)")
     db.execute("CREATE TABLE events_xid (id BLOB PRIMARY KEY, origin TEXT NOT NULL, payload TEXT NOT NULL)")
-    snowflake, xids = Snowflake(worker), XidGenerator(machine)
+    snowflake, xids = EdgeStore(db, "snowflake", device=name), EdgeStore(db, "xid12", device=name)
+    with connect(dbname=dbname) as pg:
+        snowflake.enrol(pg, name)
+        xids.enrol(pg, name)
     for i in range(ROWS):
         if i % (ROWS // ROUNDS) == 0:
             db.commit()
             ROUND.wait()
         db.execute("INSERT INTO events_sf VALUES (?, ?, ?)", (snowflake.next_id(), name, f"{name} sf {i}"))
-        db.execute("INSERT INTO events_xid VALUES (?, ?, ?)", (xids.new().bytes, name, f"{name} xid {i}"))
+        db.execute("INSERT INTO events_xid VALUES (?, ?, ?)", (xids.next_id().bytes, name, f"{name} xid {i}"))
     db.commit()
     db.close()
 
@@ -58,8 +63,9 @@ def test_edges_merge_into_central_without_conflict(tmp_path, worker_3):
     with connect(dbname=dbname) as conn:
         conn.execute("CREATE TABLE events_sf (id bigint PRIMARY KEY DEFAULT gen_snowflake(), origin text NOT NULL, payload text NOT NULL)")
         conn.execute("CREATE TABLE events_xid (id xid12 PRIMARY KEY DEFAULT gen_xid12(), origin text NOT NULL, payload text NOT NULL)")
+        conn.execute("CREATE TABLE staging_sf (LIKE events_sf)")
+        conn.execute("CREATE TABLE staging_xid (LIKE events_xid)")
         central_machine = conn.execute("SELECT xid12_current_machine()").fetchone()[0]
-    assert central_machine not in {m.to_bytes(3, "big") for _, m in EDGES.values()}
 
     # The edges and the central database write at the same time: ids of the same milliseconds.
     errors = []
@@ -74,7 +80,7 @@ def test_edges_merge_into_central_without_conflict(tmp_path, worker_3):
         return threading.Thread(target=run)
 
     ROUND.reset()
-    threads = [writer(edge, tmp_path / f"{name}.db", name, w, m) for name, (w, m) in EDGES.items()]
+    threads = [writer(edge, tmp_path / f"{name}.db", name, dbname) for name in EDGES]
     threads.append(writer(central, dbname))
     for t in threads:
         t.start()
@@ -82,33 +88,49 @@ def test_edges_merge_into_central_without_conflict(tmp_path, worker_3):
         t.join()
     assert not errors, errors
 
-    edge_rows = {}
+    edge_rows, slots = {}, {}
+    for name in EDGES:
+        lite = sqlite3.connect(tmp_path / f"{name}.db")
+        sf = lite.execute("SELECT id, origin, payload FROM events_sf ORDER BY id").fetchall()
+        xid = [(Xid.from_bytes(i), o, p) for i, o, p in lite.execute("SELECT id, origin, payload FROM events_xid ORDER BY id")]
+        edge_rows[name] = (sf, xid)
+        # Back online: report and release (the id-time after the last id is free again).
+        with connect(dbname=dbname) as pg:
+            for kind in ("snowflake", "xid12"):
+                store = EdgeStore(lite, kind, device=name)
+                slots[name, kind] = store.grant.slot
+                assert store.sync(pg, renew=None) is None
+        lite.close()
     with connect(dbname=dbname) as conn:
         pg_idgen.psycopg.register(conn)
-        for name in EDGES:
-            lite = sqlite3.connect(tmp_path / f"{name}.db")
-            sf = lite.execute("SELECT id, origin, payload FROM events_sf ORDER BY id").fetchall()
-            xid = [(Xid.from_bytes(i), o, p) for i, o, p in lite.execute("SELECT id, origin, payload FROM events_xid ORDER BY id")]
-            lite.close()
-            edge_rows[name] = (sf, xid)
+        for name, (sf, xid) in edge_rows.items():
             with conn.transaction(), conn.cursor() as cur:
-                with cur.copy("COPY events_sf (id, origin, payload) FROM STDIN (FORMAT binary)") as copy:
+                with cur.copy("COPY staging_sf (id, origin, payload) FROM STDIN (FORMAT binary)") as copy:
                     copy.set_types(["int8", "text", "text"])
                     for row in sf:
                         copy.write_row(row)
-                with cur.copy("COPY events_xid (id, origin, payload) FROM STDIN (FORMAT binary)") as copy:
+                with cur.copy("COPY staging_xid (id, origin, payload) FROM STDIN (FORMAT binary)") as copy:
                     copy.set_types(["xid12", "text", "text"])
                     for row in xid:
                         copy.write_row(row)
+        # Before the rows meet the unique indexes: every id is covered by its device's grant.
+        for staging in ("staging_sf", "staging_xid"):
+            assert conn.execute(f"SELECT * FROM idgen_verify('{staging}', 'id')").fetchall() == []
+            writers = conn.execute(f"SELECT DISTINCT s.origin, w.writer FROM {staging} s, idgen_writer_of(s.id) w").fetchall()
+            assert sorted(writers) == [(name, name) for name in EDGES]
+        conn.execute("INSERT INTO events_sf SELECT * FROM staging_sf")
+        conn.execute("INSERT INTO events_xid SELECT * FROM staging_xid")
 
         # No conflict: every row of every writer is there once.
         assert conn.execute("SELECT count(*), count(DISTINCT id) FROM events_sf").fetchone() == (3 * ROWS, 3 * ROWS)
         assert conn.execute("SELECT count(*), count(DISTINCT id) FROM events_xid").fetchone() == (3 * ROWS, 3 * ROWS)
         # Each id decodes (on the server) to its writer's worker and machine.
         workers = conn.execute("SELECT origin, array_agg(DISTINCT snowflake_worker(id)) FROM events_sf GROUP BY 1 ORDER BY 1").fetchall()
-        assert workers == [("central", [3]), ("edge-1", [1]), ("edge-2", [2])]
+        assert workers == [("central", [3])] + [(name, [slots[name, "snowflake"]]) for name in EDGES]
+        assert all(slots[name, "snowflake"] >= 768 for name in EDGES)  # the 'edge' pool's worker ids
         machines = dict(conn.execute("SELECT origin, array_agg(DISTINCT xid12_machine(id)) FROM events_xid GROUP BY 1").fetchall())
-        assert machines == {"central": [central_machine], "edge-1": [b"\xe0\x00\x01"], "edge-2": [b"\xe0\x00\x02"]}
+        assert machines == {"central": [central_machine],
+                            **{name: [slots[name, "xid12"].to_bytes(3, "big")] for name in EDGES}}
         # Byte-identical: the rows read back, and the ids' bytes as the server sees them.
         cur = conn.cursor(binary=True)
         for name, (sf, xid) in edge_rows.items():

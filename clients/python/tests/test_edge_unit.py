@@ -232,3 +232,23 @@ def test_no_grant_and_bad_kind(tmp_path):
     with pytest.raises(ValueError, match="'xid12' or 'snowflake'"):
         EdgeStore(conn, "uuid")
     assert pg_idgen._edge.default_device()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_system_clock_by_default(tmp_path, kind):
+    """Without an injected clock the store reads the system's: a window around now makes ids of
+    now; one that ended an hour ago refuses."""
+    import time
+
+    now_us = time.time_ns() // 1000
+    conn = sqlite3.connect(tmp_path / "d.db")
+    store = EdgeStore(conn, kind, device="system-clock")
+    store._keep((42, 1, kind, SLOT[kind], EPOCH_MS if kind == "snowflake" else None,
+                 now_us - 60_000_000, now_us + 3_600_000_000, now_us), "unit-writer")
+    with conn:
+        slot, us = parts(kind, store.next_id())
+    assert slot == SLOT[kind] and abs(us - now_us) < 60_000_000
+    store._keep((43, 1, kind, SLOT[kind], EPOCH_MS if kind == "snowflake" else None,
+                 now_us - 7_200_000_000, now_us - 3_600_000_000, now_us), "unit-writer")
+    with pytest.raises(EdgeWindowEnded):
+        store.next_id()

@@ -100,7 +100,7 @@ def default_device() -> str:
     return f"{host} (machine-id {machine[:32]})" if machine else host
 
 
-def _time(us: Optional[int]) -> Optional[_dt.datetime]:
+def _moment(us: Optional[int]) -> Optional[_dt.datetime]:
     return None if us is None else _EPOCH + _dt.timedelta(microseconds=us)
 
 
@@ -135,8 +135,8 @@ class EdgeStore:
         if r is None:
             return None
         last = r[8] if r[8] is None or self.kind == "snowflake" else Xid(r[8])
-        return EdgeGrant(r[0], self.kind, r[2], _time(r[3]), _time(r[4]), r[5], r[6], r[7],
-                         last, _time(r[9]))
+        return EdgeGrant(r[0], self.kind, r[2], _moment(r[3]), _moment(r[4]), r[5], r[6], r[7],
+                         last, _moment(r[9]))
 
     def _what(self, r) -> str:
         return (f"grant {r[0]} ({self.kind} slot {r[2]}, window {_iso_us(r[3])} to "
@@ -253,7 +253,7 @@ class EdgeStore:
         if r is None:
             raise EdgeError(f"this store holds no {self.kind} grant on device {self.device!r}")
         grant_id, token, _, lo_us, _, _, _, syncs, last, last_us, _ = r
-        last_time = _time(last_us)
+        last_time = _moment(last_us)
         if renew is None:
             # Before the server frees the id-time after the last id, this file stops using it.
             end = lo_us if last_us is None else last_us + _US[self.kind]

@@ -108,6 +108,12 @@ echo "the standby's clock is $behind ms behind"
 [ "$behind" -ge $((SKEW_S * 1000 - 500)) ] || die "libfaketime did not set the standby's clock back"
 wait_for $STANDBY "$STANDBY_PORT" "SELECT count(*) = 1 FROM pg_stat_wal_receiver WHERE status = 'streaming'" 120
 
+say "the writer registry on the primary: a grant before the failover"
+read -r grant_id grant_token <<<"$(q $PRIMARY "$PRIMARY_PORT" \
+    "SELECT grant_id, token FROM idgen_acquire('xid12', 'before-failover', '10 minutes')" | tr '|' ' ')"
+echo "grant $grant_id of xid12 machine id $(q $PRIMARY "$PRIMARY_PORT" "SELECT slot FROM idgen_grants WHERE grant_id = $grant_id")"
+wait_for $STANDBY "$STANDBY_PORT" "SELECT count(*) = 1 FROM idgen_registry_grant WHERE grant_id = $grant_id" 120
+
 say "a standby in recovery issues no id"
 if q $STANDBY "$STANDBY_PORT" "SELECT gen_snowflake()" >"$OUT/standby-recovery.out" 2>&1; then
     die "gen_snowflake() on a standby in recovery returned $(cat "$OUT/standby-recovery.out")"
@@ -151,6 +157,30 @@ echo "first id of the new primary: $first ($(q $STANDBY "$STANDBY_PORT" "SELECT 
 q $STANDBY "$STANDBY_PORT" "INSERT INTO ids VALUES ($first, 'standby')" >/dev/null
 load $STANDBY "$STANDBY_PORT" standby 2
 grep -E "number of transactions actually processed" "$OUT/pgbench-standby.log" || true
+
+say "the writer registry on the promoted standby: fenced, live grants renew"
+# Grants made on the old primary just before the failover may not have reached the standby:
+# the new timeline fences the registry until every such grant must have ended.
+if q $STANDBY "$STANDBY_PORT" "SELECT idgen_acquire('xid12', 'after-failover')" >"$OUT/fenced.out" 2>&1; then
+    die "idgen_acquire on the promoted standby granted $(cat "$OUT/fenced.out") before the fence ended"
+fi
+grep -q "the writer registry grants nothing in pool 'app' until" "$OUT/fenced.out" ||
+    { cat "$OUT/fenced.out"; die "idgen_acquire after the promotion failed, but not with the fence's error"; }
+sed 's/^/  /' "$OUT/fenced.out" | head -1
+fence_until=$(sed -n "s/.*grants nothing in pool 'app' until \(.*\)$/\1/p" "$OUT/fenced.out" | head -1)
+fence_end=$(q $STANDBY "$STANDBY_PORT" "SELECT round(extract(epoch FROM '$fence_until'::timestamptz - now()))::int")
+echo "the fence of pool 'app' ends in $fence_end s (its longest lease, 1 hour, and 1 minute)"
+[ "$fence_end" -ge 3600 ] || die "the fence ends in $fence_end s, before the longest lease of pool 'app' (3600 s)"
+renewed=$(q $STANDBY "$STANDBY_PORT" "SELECT hi > now() FROM idgen_renew($grant_id, $grant_token, '10 minutes')")
+[ "$renewed" = t ] || die "the grant made before the failover did not renew on the new primary"
+echo "grant $grant_id, made before the failover, renews on the new primary"
+q $STANDBY "$STANDBY_PORT" "SELECT timeline, fenced, reason FROM idgen_registry_origin ORDER BY seen_at" | sed 's/^/  origin: /'
+q $STANDBY "$STANDBY_PORT" "SELECT idgen_registry_lift_fence()" >/dev/null
+after=$(q $STANDBY "$STANDBY_PORT" "SELECT slot FROM idgen_acquire('xid12', 'after-failover', '10 minutes')")
+echo "after idgen_registry_lift_fence(): granted xid12 machine id $after"
+overlaps=$(q $STANDBY "$STANDBY_PORT" "SELECT count(*) FROM idgen_registry_grant a JOIN idgen_registry_grant b
+    ON a.kind = b.kind AND a.slot = b.slot AND a.grant_id < b.grant_id AND a.span && b.span")
+[ "$overlaps" = 0 ] || die "$overlaps pairs of grants overlap after the failover"
 
 say "the ids after the failover"
 q $STANDBY "$STANDBY_PORT" "SELECT node, count(*), min(id), max(id) FROM ids GROUP BY node ORDER BY node" |

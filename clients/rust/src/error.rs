@@ -38,6 +38,59 @@ pub enum Error {
     Closed,
     /// A grant-bound generator used in a child made by `fork()`: the grant is the parent's.
     Forked,
+    /// An edge store (feature `edge`) refused: it holds no grant, it already holds a live one
+    /// (`enrol`), a connection is inside a transaction, or the SQLite file could not be read or
+    /// written. The message says which.
+    Edge { message: String },
+    /// An edge store made no id: the device clock (unix ms) reads a time before its grant's
+    /// window (a clock reset, say to 2000).
+    EdgeClockBeforeWindow { clock_ms: i64, grant: EdgeWindow },
+    /// An edge store made no id: the device clock (unix ms) is at or after the end of its
+    /// grant's window, or (`used_up`) the window's ids are used up after the mark of
+    /// `last_id_us`. Sync (renew) before making more.
+    EdgeWindowEnded {
+        clock_ms: i64,
+        grant: EdgeWindow,
+        used_up: bool,
+        last_id_us: Option<i64>,
+    },
+    /// SQLSTATE 23505 from `idgen_report`: an edge store's grant is used by two devices (the
+    /// file is a copy of a state another device continued). `detail` names both devices. The
+    /// store makes no more ids of that grant (`next_id` then gives this error with the message
+    /// kept in the file).
+    EdgeCloned {
+        message: String,
+        detail: Option<String>,
+        hint: Option<String>,
+    },
+}
+
+/// The grant an edge store's error is about: its id, kind, slot and window `[lo_us, hi_us)` in
+/// unix microseconds, and the device (feature `edge`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EdgeWindow {
+    pub grant_id: i64,
+    /// `"xid12"` or `"snowflake"`.
+    pub kind: &'static str,
+    pub slot: i64,
+    pub lo_us: i64,
+    pub hi_us: i64,
+    pub device: String,
+}
+
+impl fmt::Display for EdgeWindow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "grant {} ({} slot {}, window {} to {}) on device '{}'",
+            self.grant_id,
+            self.kind,
+            self.slot,
+            utc(self.lo_us.div_euclid(1000)),
+            utc(self.hi_us.div_euclid(1000)),
+            self.device
+        )
+    }
 }
 
 impl std::error::Error for Error {}
@@ -79,6 +132,47 @@ impl fmt::Display for Error {
             Error::Forked => f.write_str(
                 "a grant-bound generator was used in a child process made by fork(): the grant is the parent's; make a new Registry in the child",
             ),
+            Error::Edge { message } => write!(f, "edge store: {message}"),
+            Error::EdgeClockBeforeWindow { clock_ms, grant } => write!(
+                f,
+                "the device clock reads {}, before the window of {grant}: no id is made; set the clock right (was it reset?)",
+                utc(*clock_ms)
+            ),
+            Error::EdgeWindowEnded {
+                clock_ms,
+                grant,
+                used_up: false,
+                ..
+            } => write!(
+                f,
+                "the device clock reads {}, at or after the end of the window of {grant}: no id is made; sync with the registry to renew it",
+                utc(*clock_ms)
+            ),
+            Error::EdgeWindowEnded {
+                clock_ms,
+                grant,
+                used_up: true,
+                last_id_us,
+            } => write!(
+                f,
+                "the ids of the window of {grant} are used up (the last is of {}; the device clock reads {}): no id is made; sync to renew it",
+                last_id_us.map_or_else(|| "none".to_string(), |us| utc(us.div_euclid(1000))),
+                utc(*clock_ms)
+            ),
+            Error::EdgeCloned {
+                message,
+                detail,
+                hint,
+            } => {
+                f.write_str(message)?;
+                if let Some(detail) = detail {
+                    write!(f, " (DETAIL: {detail})")?;
+                }
+                if let Some(hint) = hint {
+                    write!(f, " (HINT: {hint})")?;
+                }
+                Ok(())
+            }
             _ => unreachable!("worded by the core"),
         }
     }

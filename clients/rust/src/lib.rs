@@ -10,14 +10,19 @@
 //! - [`registry`] (features `postgres`, `sqlx`): Snowflake and xid12 generators whose worker /
 //!   machine id is granted by the database's writer registry, for a window of id-time, so that
 //!   no two writers make the same id whatever their clocks do.
+//! - `edge` (feature `edge`): `EdgeStore`, a registry grant kept in an edge device's own SQLite
+//!   file, so that ids are made offline for days and merged into PostgreSQL later.
 //!
 //! The codec, layouts, check characters and generator state machines are the extension's own
 //! (the `idgen-core` crate): one implementation of the format.
 //!
 //! Features: `serde` (an `Xid` as its text), `postgres` (`postgres-types` `ToSql`/`FromSql`, and
 //! [`registry::Registry`]), `sqlx` (`Type`/`Encode`/`Decode`, arrays, and
-//! [`registry::AsyncRegistry`], which needs a tokio runtime).
+//! [`registry::AsyncRegistry`], which needs a tokio runtime), `edge` (rusqlite with its bundled
+//! SQLite, and `postgres`).
 
+#[cfg(feature = "edge")]
+pub mod edge;
 mod error;
 #[cfg(feature = "postgres")]
 mod postgres_ext;
@@ -31,6 +36,6 @@ pub mod snowflake;
 mod sqlx_ext;
 mod xid;
 
-pub use error::Error;
+pub use error::{EdgeWindow, Error};
 pub use snowflake::Snowflake;
 pub use xid::{default_machine, machine_from_int, Xid, XidGenerator};

@@ -28,6 +28,8 @@ mod blocking;
 mod nonblocking;
 
 #[cfg(feature = "postgres")]
+pub(crate) use blocking::registry_error;
+#[cfg(feature = "postgres")]
 pub use blocking::{GrantedSnowflake, GrantedXid, Registry};
 #[cfg(feature = "sqlx")]
 pub use nonblocking::{AsyncGrantedSnowflake, AsyncGrantedXid, AsyncRegistry};
@@ -115,14 +117,15 @@ impl Default for Settings {
     }
 }
 
-/// The kind of a grant, as the SQL functions spell it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
+/// The kind of a grant, as the SQL functions spell it (`'snowflake'`, `'xid12'`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
     Snowflake,
     Xid12,
 }
 
 impl Kind {
+    /// The kind's name in SQL: `"snowflake"` or `"xid12"`.
     pub fn sql(self) -> &'static str {
         match self {
             Kind::Snowflake => "snowflake",

@@ -17,7 +17,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn registry_error(e: postgres::Error) -> Error {
+pub(crate) fn registry_error(e: postgres::Error) -> Error {
     match e.as_db_error() {
         Some(db) => Error::Registry {
             sqlstate: Some(db.code().code().to_string()),

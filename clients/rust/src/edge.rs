@@ -1,0 +1,1273 @@
+//! Edge devices: a grant of the writer registry kept in the device's own SQLite file, so that a
+//! phone or an IoT box makes ids offline for days and merges its rows into PostgreSQL later
+//! (feature `edge`). The Rust twin of the Python client's `pg_idgen.EdgeStore`: the same table,
+//! `pg_idgen_edge`, with the same columns and meanings, so a file written by one client is read
+//! by the other.
+//!
+//! [`EdgeStore`] keeps one grant per kind in that table, with the generator's high-water mark
+//! (the last id made). [`EdgeStore::enrol`] takes a grant of the registry's `'edge'` pool
+//! (weeks long); [`EdgeStore::next_id`] makes the next id inside its window and writes the new
+//! mark on the SQLite connection without committing, so the caller's transaction that stores
+//! the row keyed by the id commits both, and a reopened file never repeats a committed id;
+//! [`EdgeStore::sync`] reports to the registry (`idgen_report`, which finds a copy of the file
+//! used by a second device) and renews or releases the grant. The clock decides only whether
+//! an id can be made: outside the window, `next_id` refuses.
+//!
+//! ```no_run
+//! use pg_idgen_client::edge::{EdgeStore, Kind, DEFAULT_EDGE_LEASE};
+//! let db = rusqlite::Connection::open("app.db")?;
+//! let store = EdgeStore::new(&db, Kind::Xid12, None)?;
+//! let mut pg = postgres::Client::connect("host=/run/postgresql dbname=app", postgres::NoTls)?;
+//! store.enrol(&mut pg, Some("field-app@phone-17"), DEFAULT_EDGE_LEASE, "edge")?;
+//!
+//! // Offline: the row and the new high-water mark commit together.
+//! let tx = db.unchecked_transaction()?;
+//! let id = store.next_id()?;
+//! tx.execute("INSERT INTO notes (id, body) VALUES (?1, ?2)", (id.to_string(), "hello"))?;
+//! tx.commit()?;
+//!
+//! // Back online: report and renew (or `None`: report and release).
+//! store.sync(&mut pg, Some(DEFAULT_EDGE_LEASE))?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub use crate::registry::Kind;
+
+use crate::error::EdgeWindow;
+use crate::registry::{lease_ms, not_installed, registry_error, SCHEMA_SQL};
+use crate::{Error, Xid};
+use idgen_core::snowflake::{
+    checked_worker, validate_epoch, Config, Mark, MarkKind, SnowflakeState, Step,
+};
+use idgen_core::xid::{machine_from_int, Generator, MAX_COUNTER};
+use postgres::error::SqlState;
+use postgres::types::Type;
+use rusqlite::types::Value;
+use rusqlite::{params, Connection, OptionalExtension};
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The lease `enrol` and `sync` ask for unless told otherwise: 28 days (pool `'edge'` allows
+/// up to 366).
+pub const DEFAULT_EDGE_LEASE: Duration = Duration::from_secs(28 * 86_400);
+
+/// The table, exactly as the Python client creates it (`_edge._SCHEMA`): one row per kind.
+pub const TABLE_SQL: &str = "
+CREATE TABLE IF NOT EXISTS pg_idgen_edge (
+    kind text PRIMARY KEY CHECK (kind IN ('xid12', 'snowflake')),
+    grant_id integer NOT NULL,
+    token integer NOT NULL,
+    slot integer NOT NULL,
+    lo_us integer NOT NULL,  -- the window [lo, hi) in unix microseconds
+    hi_us integer NOT NULL,
+    epoch_ms integer,        -- the Snowflake epoch of the grant; NULL for xid12
+    writer text NOT NULL,
+    syncs integer NOT NULL DEFAULT 0,  -- the count the registry gave at the last report
+    last_id,                 -- the high-water mark: the last id made (xid12 text, Snowflake int)
+    last_id_us integer,      -- its id-time in unix microseconds
+    cloned text              -- set when the registry found this state on another device
+)";
+
+const COLUMNS: &str =
+    "grant_id, token, slot, lo_us, hi_us, epoch_ms, writer, syncs, last_id, last_id_us, cloned";
+
+/// How many times `next_id` reads the mark again when another connection moved it in between.
+const MAX_TRIES: usize = 1000;
+
+/// Microseconds per unit of the kind's id-time.
+fn unit_us(kind: Kind) -> i64 {
+    match kind {
+        Kind::Xid12 => 1_000_000,
+        Kind::Snowflake => 1000,
+    }
+}
+
+/// An id an edge store made: an xid12 or a Snowflake id, as the store's kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EdgeId {
+    Xid(Xid),
+    Snowflake(i64),
+}
+
+impl EdgeId {
+    /// The xid12, if the store's kind is xid12.
+    pub fn xid(self) -> Option<Xid> {
+        match self {
+            EdgeId::Xid(x) => Some(x),
+            EdgeId::Snowflake(_) => None,
+        }
+    }
+
+    /// The Snowflake id, if the store's kind is Snowflake.
+    pub fn snowflake(self) -> Option<i64> {
+        match self {
+            EdgeId::Snowflake(id) => Some(id),
+            EdgeId::Xid(_) => None,
+        }
+    }
+}
+
+/// The xid12's 20-character text, or the Snowflake id in decimal.
+impl fmt::Display for EdgeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EdgeId::Xid(x) => fmt::Display::fmt(x, f),
+            EdgeId::Snowflake(id) => fmt::Display::fmt(id, f),
+        }
+    }
+}
+
+/// The grant an edge store holds (the token is not shown). Times in unix microseconds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EdgeGrant {
+    pub grant_id: i64,
+    pub kind: Kind,
+    /// The xid12 machine id, or the Snowflake worker id.
+    pub slot: i64,
+    /// The window `[lo_us, hi_us)`.
+    pub lo_us: i64,
+    pub hi_us: i64,
+    /// The Snowflake epoch of the grant (unix ms); `None` for xid12.
+    pub epoch_ms: Option<i64>,
+    pub writer: String,
+    /// The count the registry gave at the last report (0 before the first).
+    pub syncs: i64,
+    /// The high-water mark: the last id made, and its id-time.
+    pub last_id: Option<EdgeId>,
+    pub last_id_us: Option<i64>,
+    /// Set when the registry found this state on another device (the message kept).
+    pub cloned: Option<String>,
+}
+
+impl EdgeGrant {
+    pub fn lo(&self) -> SystemTime {
+        moment(self.lo_us)
+    }
+
+    pub fn hi(&self) -> SystemTime {
+        moment(self.hi_us)
+    }
+}
+
+fn moment(us: i64) -> SystemTime {
+    if us >= 0 {
+        UNIX_EPOCH + Duration::from_micros(us as u64)
+    } else {
+        UNIX_EPOCH - Duration::from_micros(us.unsigned_abs())
+    }
+}
+
+/// The host name, and /etc/machine-id when it can be read (as the Python client names a
+/// device).
+pub fn default_device() -> String {
+    let machine = std::fs::read_to_string("/etc/machine-id").unwrap_or_default();
+    let machine: String = machine.trim().chars().take(32).collect();
+    let host = hostname();
+    if machine.is_empty() {
+        host
+    } else {
+        format!("{host} (machine-id {machine})")
+    }
+}
+
+fn hostname() -> String {
+    #[cfg(unix)]
+    {
+        let mut buf = [0u8; 256];
+        // SAFETY: the buffer is writable for its whole length; gethostname writes at most that.
+        if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0 {
+            let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+            if end > 0 {
+                return String::from_utf8_lossy(&buf[..end]).into_owned();
+            }
+        }
+    }
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
+fn sqlite(e: rusqlite::Error) -> Error {
+    Error::Edge {
+        message: format!("SQLite: {e}"),
+    }
+}
+
+fn system_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// One row of `pg_idgen_edge`.
+#[derive(Clone, Debug)]
+struct Row {
+    grant_id: i64,
+    token: i64,
+    slot: i64,
+    lo_us: i64,
+    hi_us: i64,
+    epoch_ms: Option<i64>,
+    writer: String,
+    syncs: i64,
+    last_id: Value,
+    last_id_us: Option<i64>,
+    cloned: Option<String>,
+}
+
+impl Row {
+    fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+        Ok(Row {
+            grant_id: r.get(0)?,
+            token: r.get(1)?,
+            slot: r.get(2)?,
+            lo_us: r.get(3)?,
+            hi_us: r.get(4)?,
+            epoch_ms: r.get(5)?,
+            writer: r.get(6)?,
+            syncs: r.get(7)?,
+            last_id: r.get(8)?,
+            last_id_us: r.get(9)?,
+            cloned: r.get(10)?,
+        })
+    }
+}
+
+/// A grant as `idgen_acquire` / `idgen_renew` return it, times in unix µs.
+struct ServerGrant {
+    grant_id: i64,
+    token: i64,
+    slot: i64,
+    epoch_ms: Option<i64>,
+    lo_us: i64,
+    hi_us: i64,
+}
+
+const GRANT_COLUMNS: &str = "grant_id, token, slot, epoch_ms, \
+     floor(extract(epoch FROM lo) * 1000000)::int8, floor(extract(epoch FROM hi) * 1000000)::int8";
+
+impl ServerGrant {
+    fn read(row: &postgres::Row) -> ServerGrant {
+        ServerGrant {
+            grant_id: row.get(0),
+            token: row.get(1),
+            slot: row.get::<_, i32>(2).into(),
+            epoch_ms: row.get(3),
+            lo_us: row.get(4),
+            hi_us: row.get(5),
+        }
+    }
+}
+
+/// `$5`/`$3`: unix µs, or NULL.
+const AT_US: &str = "'epoch'::timestamptz + $5::int8 * interval '1 microsecond'";
+
+/// The registry grant of one edge device, of one kind (xid12, recommended, or Snowflake), kept
+/// in a SQLite database (table `pg_idgen_edge`, created if missing). See the module's text.
+pub struct EdgeStore<'c> {
+    db: &'c Connection,
+    kind: Kind,
+    device: String,
+    clock: Arc<dyn Fn() -> i64 + Send + Sync>,
+}
+
+impl fmt::Debug for EdgeStore<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EdgeStore")
+            .field("kind", &self.kind)
+            .field("device", &self.device)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'c> EdgeStore<'c> {
+    /// The store of `kind` in `db` (the table is created if missing). `device` names this
+    /// device in the registry's reports and in messages (default: [`default_device`]).
+    pub fn new(db: &'c Connection, kind: Kind, device: Option<&str>) -> Result<Self, Error> {
+        db.execute_batch(TABLE_SQL).map_err(sqlite)?;
+        Ok(EdgeStore {
+            db,
+            kind,
+            device: device
+                .filter(|d| !d.is_empty())
+                .map_or_else(default_device, str::to_string),
+            clock: Arc::new(system_ms),
+        })
+    }
+
+    /// Another clock, in unix milliseconds (as `Registry::clock`; tests step it).
+    pub fn clock(mut self, clock: impl Fn() -> i64 + Send + Sync + 'static) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    pub fn device(&self) -> &str {
+        &self.device
+    }
+
+    fn row(&self) -> Result<Option<Row>, Error> {
+        self.db
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM pg_idgen_edge WHERE kind = ?1"),
+                [self.kind.sql()],
+                Row::read,
+            )
+            .optional()
+            .map_err(sqlite)
+    }
+
+    fn window(&self, r: &Row) -> EdgeWindow {
+        EdgeWindow {
+            grant_id: r.grant_id,
+            kind: self.kind.sql(),
+            slot: r.slot,
+            lo_us: r.lo_us,
+            hi_us: r.hi_us,
+            device: self.device.clone(),
+        }
+    }
+
+    fn no_grant(&self) -> Error {
+        Error::Edge {
+            message: format!(
+                "this store holds no {} grant on device '{}': enrol it first",
+                self.kind.sql(),
+                self.device
+            ),
+        }
+    }
+
+    /// The mark kept in the file, as this kind's id.
+    fn mark(&self, r: &Row) -> Result<Option<EdgeId>, Error> {
+        match (&r.last_id, self.kind) {
+            (Value::Null, _) => Ok(None),
+            (Value::Text(t), Kind::Xid12) => Ok(Some(EdgeId::Xid(Xid::parse(t)?))),
+            (Value::Integer(id), Kind::Snowflake) => Ok(Some(EdgeId::Snowflake(*id))),
+            (other, kind) => Err(Error::Edge {
+                message: format!(
+                    "the mark of grant {} in pg_idgen_edge is {other:?}, not {}",
+                    r.grant_id,
+                    match kind {
+                        Kind::Xid12 => "an xid12's text",
+                        Kind::Snowflake => "a Snowflake id (an integer)",
+                    }
+                ),
+            }),
+        }
+    }
+
+    /// The grant this store holds (`None` before `enrol` and after a releasing `sync`).
+    pub fn grant(&self) -> Result<Option<EdgeGrant>, Error> {
+        let Some(r) = self.row()? else {
+            return Ok(None);
+        };
+        Ok(Some(EdgeGrant {
+            grant_id: r.grant_id,
+            kind: self.kind,
+            slot: r.slot,
+            lo_us: r.lo_us,
+            hi_us: r.hi_us,
+            epoch_ms: r.epoch_ms,
+            last_id: self.mark(&r)?,
+            writer: r.writer,
+            syncs: r.syncs,
+            last_id_us: r.last_id_us,
+            cloned: r.cloned,
+        }))
+    }
+
+    /// `enrol` and `sync` commit their writes to the file themselves.
+    fn outside_sqlite_transaction(&self) -> Result<(), Error> {
+        if self.db.is_autocommit() {
+            Ok(())
+        } else {
+            Err(Error::Edge {
+                message: "the SQLite connection is inside a transaction: enrol and sync commit \
+                          their writes to the file themselves; call them outside one"
+                    .into(),
+            })
+        }
+    }
+
+    /// Why `enrol` must not run now, if it must not: the file holds a live grant (one whose
+    /// window has not ended on this clock, and not found cloned).
+    fn check_enrol(&self) -> Result<(), Error> {
+        self.outside_sqlite_transaction()?;
+        match self.row()? {
+            Some(r) if r.cloned.is_none() && (self.clock)().saturating_mul(1000) < r.hi_us => {
+                Err(Error::Edge {
+                    message: format!(
+                        "this store already holds {}: sync it, or release it with sync(client, None), before enrolling again",
+                        self.window(&r)
+                    ),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Acquires a grant of `pool` (normally `"edge"`) for `lease` (`idgen_acquire`, in one
+    /// transaction on `client`) and keeps it in the SQLite file (committed). `writer` defaults
+    /// to the device name. Refuses while the file holds a live grant (one whose window has not
+    /// ended on this clock, and not found cloned), and while the SQLite connection is inside a
+    /// transaction.
+    pub fn enrol(
+        &self,
+        client: &mut postgres::Client,
+        writer: Option<&str>,
+        lease: Duration,
+        pool: &str,
+    ) -> Result<EdgeGrant, Error> {
+        self.check_enrol()?;
+        let writer = writer
+            .filter(|w| !w.is_empty())
+            .unwrap_or(&self.device)
+            .to_string();
+        let lease = lease_ms(lease)?;
+        let kind = self.kind.sql();
+        let g = self.server(client, |tx, schema| {
+            let sql = format!(
+                "SELECT {GRANT_COLUMNS} FROM {schema}.idgen_acquire($1::text, $2::text, \
+                 $3::int8 * interval '1 millisecond', $4::text)"
+            );
+            let row = tx.query_typed_one(
+                &sql,
+                &[
+                    (&kind, Type::TEXT),
+                    (&writer, Type::TEXT),
+                    (&lease, Type::INT8),
+                    (&pool, Type::TEXT),
+                ],
+            )?;
+            Ok(ServerGrant::read(&row))
+        })?;
+        self.keep(&g, &writer)?;
+        self.grant()?.ok_or_else(|| self.no_grant())
+    }
+
+    /// Stores a new grant: the mark starts empty, the count at 0.
+    fn keep(&self, g: &ServerGrant, writer: &str) -> Result<(), Error> {
+        let tx = self.db.unchecked_transaction().map_err(sqlite)?;
+        tx.execute(
+            "DELETE FROM pg_idgen_edge WHERE kind = ?1",
+            [self.kind.sql()],
+        )
+        .map_err(sqlite)?;
+        tx.execute(
+            "INSERT INTO pg_idgen_edge (kind, grant_id, token, slot, lo_us, hi_us, epoch_ms, writer) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                self.kind.sql(),
+                g.grant_id,
+                g.token,
+                g.slot,
+                g.lo_us,
+                g.hi_us,
+                g.epoch_ms,
+                writer
+            ],
+        )
+        .map_err(sqlite)?;
+        tx.commit().map_err(sqlite)
+    }
+
+    /// The next id (an xid12, or a Snowflake id), of the grant's slot, inside its window,
+    /// greater than the stored mark. The new mark is written on the SQLite connection,
+    /// uncommitted: commit it with the row the id keys. Errors instead of making an id outside
+    /// the window or from a copied state: [`Error::EdgeClockBeforeWindow`],
+    /// [`Error::EdgeWindowEnded`] (also when the window's ids are used up),
+    /// [`Error::EdgeCloned`], [`Error::Edge`] (no grant).
+    ///
+    /// A clock that steps back inside the window continues above the mark: xid12 the mark's
+    /// second with the next counter (the next second when the counter is used up), Snowflake
+    /// the next sequence, then the next millisecond; never past the window's end.
+    pub fn next_id(&self) -> Result<EdgeId, Error> {
+        for _ in 0..MAX_TRIES {
+            let r = self.row()?.ok_or_else(|| self.no_grant())?;
+            if let Some(cloned) = &r.cloned {
+                return Err(Error::EdgeCloned {
+                    message: format!("no id is made: {cloned}"),
+                    detail: None,
+                    hint: None,
+                });
+            }
+            let now_ms = (self.clock)();
+            let now_us = now_ms.saturating_mul(1000);
+            if now_us < r.lo_us {
+                return Err(Error::EdgeClockBeforeWindow {
+                    clock_ms: now_ms,
+                    grant: self.window(&r),
+                });
+            }
+            if now_us >= r.hi_us {
+                return Err(Error::EdgeWindowEnded {
+                    clock_ms: now_ms,
+                    grant: self.window(&r),
+                    used_up: false,
+                    last_id_us: r.last_id_us,
+                });
+            }
+            let mark = self.mark(&r)?;
+            let (id, stored, t_us) = match self.kind {
+                Kind::Xid12 => {
+                    let (id, t_us) = next_xid(r.slot, now_ms, mark.and_then(EdgeId::xid))?;
+                    (EdgeId::Xid(id), Value::Text(id.to_string()), t_us)
+                }
+                Kind::Snowflake => {
+                    let (id, t_us) = next_snowflake(
+                        r.slot,
+                        r.epoch_ms,
+                        now_ms,
+                        mark.and_then(EdgeId::snowflake),
+                    )?;
+                    (EdgeId::Snowflake(id), Value::Integer(id), t_us)
+                }
+            };
+            if t_us >= r.hi_us {
+                return Err(Error::EdgeWindowEnded {
+                    clock_ms: now_ms,
+                    grant: self.window(&r),
+                    used_up: true,
+                    last_id_us: r.last_id_us,
+                });
+            }
+            // Compare-and-set: another connection to the file that moved the mark in between
+            // makes this one read it again (or wait for its lock), never reuse it.
+            let changed = self
+                .db
+                .execute(
+                    "UPDATE pg_idgen_edge SET last_id = ?1, last_id_us = ?2 \
+                     WHERE kind = ?3 AND grant_id = ?4 AND last_id IS ?5",
+                    params![stored, t_us, self.kind.sql(), r.grant_id, r.last_id],
+                )
+                .map_err(sqlite)?;
+            if changed == 1 {
+                return Ok(id);
+            }
+        }
+        Err(Error::Edge {
+            message: format!(
+                "the mark of the {} grant moved {MAX_TRIES} times while this store read it: another connection keeps making ids from this file",
+                self.kind.sql()
+            ),
+        })
+    }
+
+    /// Back online: reports to the registry (`idgen_report`: this device, its count and its
+    /// last id's time), then renews the grant for `renew` from the server's clock, or with
+    /// `None` releases it (`idgen_release`: the id-time after the last id is freed) and forgets
+    /// it. Both in one server transaction on `client`; then the count and the window are
+    /// committed to SQLite (the SQLite connection must not be inside a transaction). Returns
+    /// the grant held after it (`None` after a release).
+    ///
+    /// [`Error::EdgeCloned`] (SQLSTATE 23505, with the server's message, DETAIL and HINT) when
+    /// the registry shows this state continued on another device: the file is marked, and the
+    /// store makes no more ids of this grant. Other server errors are [`Error::Registry`].
+    pub fn sync(
+        &self,
+        client: &mut postgres::Client,
+        renew: Option<Duration>,
+    ) -> Result<Option<EdgeGrant>, Error> {
+        self.outside_sqlite_transaction()?;
+        let r = self.row()?.ok_or_else(|| Error::Edge {
+            message: format!(
+                "this store holds no {} grant on device '{}'",
+                self.kind.sql(),
+                self.device
+            ),
+        })?;
+        let renew_ms = renew.map(lease_ms).transpose()?;
+        if renew_ms.is_none() {
+            // Before the server frees the id-time after the last id, this file stops using it.
+            let end = r
+                .last_id_us
+                .map_or(r.lo_us, |t| t.saturating_add(unit_us(self.kind)));
+            self.db
+                .execute(
+                    "UPDATE pg_idgen_edge SET hi_us = min(hi_us, ?1) WHERE kind = ?2",
+                    params![end, self.kind.sql()],
+                )
+                .map_err(sqlite)?;
+        }
+        let (count, hi_us) = self.server(client, |tx, schema| {
+            let count: i64 = tx
+                .query_typed_one(
+                    &format!(
+                        "SELECT {schema}.idgen_report($1::int8, $2::int8, $3::text, $4::int8, {AT_US})"
+                    ),
+                    &[
+                        (&r.grant_id, Type::INT8),
+                        (&r.token, Type::INT8),
+                        (&self.device, Type::TEXT),
+                        (&r.syncs, Type::INT8),
+                        (&r.last_id_us, Type::INT8),
+                    ],
+                )?
+                .get(0);
+            let Some(renew_ms) = renew_ms else {
+                tx.query_typed_one(
+                    &format!(
+                        "SELECT 1 FROM {schema}.idgen_release($1::int8, $2::int8, \
+                         CASE WHEN $3::int8 IS NULL THEN '-infinity'::timestamptz \
+                         ELSE 'epoch'::timestamptz + $3::int8 * interval '1 microsecond' END)"
+                    ),
+                    &[
+                        (&r.grant_id, Type::INT8),
+                        (&r.token, Type::INT8),
+                        (&r.last_id_us, Type::INT8),
+                    ],
+                )?;
+                return Ok((count, None));
+            };
+            let row = tx.query_typed_one(
+                &format!(
+                    "SELECT {GRANT_COLUMNS} FROM {schema}.idgen_renew($1::int8, $2::int8, \
+                     $3::int8 * interval '1 millisecond')"
+                ),
+                &[
+                    (&r.grant_id, Type::INT8),
+                    (&r.token, Type::INT8),
+                    (&renew_ms, Type::INT8),
+                ],
+            )?;
+            Ok((count, Some(ServerGrant::read(&row).hi_us)))
+        })?;
+        let tx = self.db.unchecked_transaction().map_err(sqlite)?;
+        match hi_us {
+            None => tx.execute(
+                "DELETE FROM pg_idgen_edge WHERE kind = ?1",
+                [self.kind.sql()],
+            ),
+            Some(hi_us) => tx.execute(
+                "UPDATE pg_idgen_edge SET syncs = ?1, hi_us = ?2 WHERE kind = ?3",
+                params![count, hi_us, self.kind.sql()],
+            ),
+        }
+        .map_err(sqlite)?;
+        tx.commit().map_err(sqlite)?;
+        self.grant()
+    }
+
+    /// Runs `run(transaction, schema)` in one server transaction, committed; server errors as
+    /// the registry's, 23505 as [`Error::EdgeCloned`] (remembered in the file, so no more ids
+    /// are made).
+    fn server<T>(
+        &self,
+        client: &mut postgres::Client,
+        run: impl FnOnce(&mut postgres::Transaction<'_>, &str) -> Result<T, postgres::Error>,
+    ) -> Result<T, Error> {
+        let result = (|| -> Result<Option<T>, postgres::Error> {
+            let mut tx = client.transaction()?;
+            let Some(schema) = tx.query_typed_opt(SCHEMA_SQL, &[])? else {
+                return Ok(None);
+            };
+            let schema: String = schema.get(0);
+            let value = run(&mut tx, &schema)?;
+            tx.commit()?;
+            Ok(Some(value))
+        })();
+        match result {
+            Ok(Some(value)) => Ok(value),
+            Ok(None) => Err(not_installed()),
+            Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
+                let db = e.as_db_error();
+                let message = db.map_or_else(|| e.to_string(), |d| d.message().to_string());
+                let detail = db.and_then(|d| d.detail()).map(str::to_string);
+                let hint = db.and_then(|d| d.hint()).map(str::to_string);
+                // Kept as the Python client keeps it: the message, then the DETAIL.
+                let kept = match &detail {
+                    Some(d) => format!("{message} (DETAIL: {d})"),
+                    None => message.clone(),
+                };
+                self.db
+                    .execute(
+                        "UPDATE pg_idgen_edge SET cloned = ?1 WHERE kind = ?2",
+                        params![kept, self.kind.sql()],
+                    )
+                    .map_err(sqlite)?;
+                Err(Error::EdgeCloned {
+                    message,
+                    detail,
+                    hint,
+                })
+            }
+            Err(e) => Err(registry_error(e)),
+        }
+    }
+}
+
+/// The next xid12 of machine id `slot` at clock reading `now_ms`, above `last`, and its
+/// id-time in µs: the plain generator of the core, resumed from the mark (its pid, its next
+/// counter), so a clock stepped back keeps the mark's second and a used-up counter borrows the
+/// next one.
+fn next_xid(slot: i64, now_ms: i64, last: Option<Xid>) -> Result<(Xid, i64), Error> {
+    let machine = machine_from_int(slot)?;
+    let mut generator = Generator::new();
+    let (pid, counter) = match last {
+        None => (
+            std::process::id() as u16,
+            crate::xid::random_u32() & MAX_COUNTER,
+        ),
+        Some(mark) => {
+            // A fresh generator's first id is exactly the parts it is given: the mark.
+            generator.next(
+                mark.unix_seconds().into(),
+                mark.machine(),
+                mark.pid(),
+                mark.counter(),
+            )?;
+            (mark.pid(), (mark.counter() + 1) & MAX_COUNTER)
+        }
+    };
+    let id = generator.next(now_ms.div_euclid(1000), machine, pid, counter)?;
+    let id = Xid::from_bytes(id.0);
+    Ok((id, i64::from(id.unix_seconds()) * 1_000_000))
+}
+
+/// The next Snowflake id of worker `slot` at clock reading `now_ms`, above `last`, and its
+/// id-time in µs: the core's state machine resumed from the mark; when the clock is behind the
+/// mark or its millisecond is used up, the first millisecond after the mark that has an id
+/// (ahead of the clock: never a wait).
+fn next_snowflake(
+    slot: i64,
+    epoch_ms: Option<i64>,
+    now_ms: i64,
+    last: Option<i64>,
+) -> Result<(i64, i64), Error> {
+    let epoch_ms = epoch_ms.ok_or_else(|| Error::Edge {
+        message: "the Snowflake grant in pg_idgen_edge has no epoch_ms".into(),
+    })?;
+    validate_epoch(epoch_ms)?;
+    let config = Config {
+        epoch_ms,
+        worker: checked_worker(slot)?,
+        max_backward_ms: u64::MAX,
+        lease_ms: 0,
+    };
+    let mut state = SnowflakeState::resume(last.map(|id| Mark {
+        kind: MarkKind::Shutdown,
+        id,
+        epoch_ms,
+    }));
+    let mut at = now_ms;
+    for _ in 0..2 {
+        match state.next(at, &config)? {
+            Step::Issued(id) => {
+                return Ok((id, (epoch_ms + (id >> 22)) * 1000));
+            }
+            Step::WaitUntil(t) => at = t,
+            Step::ExtendLease(_) => break,
+        }
+    }
+    Err(Error::Edge {
+        message: format!("no Snowflake id above the mark {last:?} at {at}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+
+    const S: i64 = 1_800_000_000; // a unix second
+    const DAY_US: i64 = 86_400_000_000;
+    const EPOCH: i64 = idgen_core::snowflake::DEFAULT_EPOCH_MS;
+
+    /// The Python client's statements, copied from clients/python/src/pg_idgen/_edge.py.
+    const PY_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS pg_idgen_edge (
+    kind text PRIMARY KEY CHECK (kind IN ('xid12', 'snowflake')),
+    grant_id integer NOT NULL,
+    token integer NOT NULL,
+    slot integer NOT NULL,
+    lo_us integer NOT NULL,  -- the window [lo, hi) in unix microseconds
+    hi_us integer NOT NULL,
+    epoch_ms integer,        -- the Snowflake epoch of the grant; NULL for xid12
+    writer text NOT NULL,
+    syncs integer NOT NULL DEFAULT 0,  -- the count the registry gave at the last report
+    last_id,                 -- the high-water mark: the last id made (xid12 text, Snowflake int)
+    last_id_us integer,      -- its id-time in unix microseconds
+    cloned text              -- set when the registry found this state on another device
+)";
+    const PY_COLUMNS: &str =
+        "grant_id, token, slot, lo_us, hi_us, epoch_ms, writer, syncs, last_id, last_id_us, cloned";
+    const PY_INSERT: &str = "INSERT INTO pg_idgen_edge (kind, grant_id, token, slot, lo_us, hi_us, epoch_ms, writer) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+
+    /// A clock the test moves (unix ms).
+    #[derive(Clone)]
+    struct Clock(Arc<AtomicI64>);
+
+    impl Clock {
+        fn at(ms: i64) -> Clock {
+            Clock(Arc::new(AtomicI64::new(ms)))
+        }
+        fn set(&self, ms: i64) {
+            self.0.store(ms, Ordering::SeqCst);
+        }
+        fn f(&self) -> impl Fn() -> i64 + Send + Sync + 'static {
+            let c = self.0.clone();
+            move || c.load(Ordering::SeqCst)
+        }
+    }
+
+    fn store<'c>(db: &'c Connection, kind: Kind, clock: &Clock) -> EdgeStore<'c> {
+        EdgeStore::new(db, kind, Some("test-device"))
+            .unwrap()
+            .clock(clock.f())
+    }
+
+    /// A grant as `enrol` keeps it, without a server.
+    fn grant(db: &Connection, kind: Kind, slot: i64, lo_us: i64, hi_us: i64) {
+        let epoch = (kind == Kind::Snowflake).then_some(EPOCH);
+        db.execute("DELETE FROM pg_idgen_edge WHERE kind = ?1", [kind.sql()])
+            .unwrap();
+        db.execute(
+            PY_INSERT,
+            params![kind.sql(), 7, 12345, slot, lo_us, hi_us, epoch, "w"],
+        )
+        .unwrap();
+    }
+
+    fn temp_path(name: &str) -> std::path::PathBuf {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let p = std::env::temp_dir().join(format!(
+            "pg_idgen_edge_{}_{n}_{name}.db",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&p);
+        p
+    }
+
+    fn commit_one(db: &Connection, store: &EdgeStore<'_>) -> EdgeId {
+        let tx = db.unchecked_transaction().unwrap();
+        let id = store.next_id().unwrap();
+        tx.commit().unwrap();
+        id
+    }
+
+    #[test]
+    fn xid_ids_inside_the_window_above_the_mark() {
+        let db = Connection::open_in_memory().unwrap();
+        let clock = Clock::at(S * 1000 + 500);
+        let s = store(&db, Kind::Xid12, &clock);
+        grant(
+            &db,
+            Kind::Xid12,
+            0xc0_0001,
+            S * 1_000_000,
+            (S + 10) * 1_000_000,
+        );
+        let mut last = None;
+        for i in 0..50 {
+            clock.set(S * 1000 + i * 100);
+            let id = s.next_id().unwrap().xid().unwrap();
+            assert_eq!(id.machine(), [0xc0, 0x00, 0x01]);
+            assert_eq!(i64::from(id.unix_seconds()), S + i / 10);
+            assert!(Some(id) > last);
+            last = Some(id);
+        }
+        let g = s.grant().unwrap().unwrap();
+        assert_eq!(g.last_id, last.map(EdgeId::Xid));
+        assert_eq!(g.last_id_us, Some((S + 4) * 1_000_000));
+        let (kind, text): (String, String) = db
+            .query_row(
+                "SELECT typeof(last_id), last_id FROM pg_idgen_edge WHERE kind = 'xid12'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(kind, "text");
+        assert_eq!(text, last.unwrap().to_string());
+        assert_eq!(text.len(), 20);
+    }
+
+    #[test]
+    fn snowflake_ids_inside_the_window_above_the_mark() {
+        let db = Connection::open_in_memory().unwrap();
+        let now = S * 1000;
+        let clock = Clock::at(now);
+        let s = store(&db, Kind::Snowflake, &clock);
+        grant(&db, Kind::Snowflake, 800, now * 1000, (now + 1000) * 1000);
+        let a = s.next_id().unwrap().snowflake().unwrap();
+        let b = s.next_id().unwrap().snowflake().unwrap();
+        assert_eq!(b, a + 1);
+        assert_eq!(idgen_core::snowflake::worker(a), Ok(800));
+        assert_eq!(idgen_core::snowflake::unix_ms(a, EPOCH), Ok(now));
+        let (kind, v, us): (String, i64, i64) = db
+            .query_row(
+                "SELECT typeof(last_id), last_id, last_id_us FROM pg_idgen_edge",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!((kind.as_str(), v, us), ("integer", b, now * 1000));
+        // Used up: the window's last millisecond, 4096 ids.
+        grant(&db, Kind::Snowflake, 800, now * 1000, (now + 1) * 1000);
+        for _ in 0..4096 {
+            s.next_id().unwrap();
+        }
+        let e = s.next_id().unwrap_err();
+        assert!(
+            matches!(e, Error::EdgeWindowEnded { used_up: true, .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("are used up"), "{e}");
+    }
+
+    #[test]
+    fn persists_across_reopening_and_a_crash_before_commit_loses_nothing_committed() {
+        for kind in [Kind::Xid12, Kind::Snowflake] {
+            let path = temp_path(kind.sql());
+            let clock = Clock::at(S * 1000);
+            let committed;
+            {
+                let db = Connection::open(&path).unwrap();
+                db.execute_batch("CREATE TABLE notes (id text PRIMARY KEY)")
+                    .unwrap();
+                let s = store(&db, kind, &clock);
+                grant(&db, kind, 900, S * 1_000_000, S * 1_000_000 + DAY_US);
+                for _ in 0..3 {
+                    let tx = db.unchecked_transaction().unwrap();
+                    let id = s.next_id().unwrap();
+                    tx.execute("INSERT INTO notes VALUES (?1)", [id.to_string()])
+                        .unwrap();
+                    tx.commit().unwrap();
+                }
+                committed = s.grant().unwrap().unwrap().last_id.unwrap();
+                // A crash before the commit: the id, its row and its mark are lost together.
+                let tx = db.unchecked_transaction().unwrap();
+                let lost = s.next_id().unwrap();
+                assert!(lost > committed);
+                tx.execute("INSERT INTO notes VALUES (?1)", [lost.to_string()])
+                    .unwrap();
+                drop(tx); // rolled back
+            }
+            let db = Connection::open(&path).unwrap();
+            let s = store(&db, kind, &clock);
+            let g = s.grant().unwrap().unwrap();
+            assert_eq!(g.last_id, Some(committed));
+            let n: i64 = db
+                .query_row("SELECT count(*) FROM notes", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(n, 3);
+            // The same clock reading after the restart: still above every committed id.
+            let next = commit_one(&db, &s);
+            assert!(next > committed, "{next} after {committed}");
+            drop(s);
+            drop(db);
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+
+    #[test]
+    fn refusals_name_the_clock_and_the_window() {
+        let db = Connection::open_in_memory().unwrap();
+        let clock = Clock::at(S * 1000);
+        let s = store(&db, Kind::Xid12, &clock);
+        let e = s.next_id().unwrap_err();
+        assert!(matches!(e, Error::Edge { .. }), "{e}");
+        assert!(e.to_string().contains("holds no xid12 grant"), "{e}");
+        assert!(e.to_string().contains("test-device"), "{e}");
+
+        grant(&db, Kind::Xid12, 1, S * 1_000_000, (S + 60) * 1_000_000);
+        // An RTC reset to 2000.
+        clock.set(946_684_800_000);
+        let e = s.next_id().unwrap_err();
+        assert!(matches!(e, Error::EdgeClockBeforeWindow { .. }), "{e}");
+        let text = e.to_string();
+        assert!(text.contains("2000-01-01 00:00:00.000 UTC"), "{text}");
+        assert!(text.contains("2027-01-15 08:00:00.000 UTC"), "{text}");
+        assert!(text.contains("2027-01-15 08:01:00.000 UTC"), "{text}");
+        assert!(text.contains("before the window of grant 7"), "{text}");
+        // At the window's end.
+        clock.set((S + 60) * 1000);
+        let e = s.next_id().unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::EdgeWindowEnded {
+                    used_up: false,
+                    clock_ms,
+                    ..
+                } if clock_ms == (S + 60) * 1000
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("at or after the end"), "{e}");
+        // Nothing was written.
+        assert_eq!(s.grant().unwrap().unwrap().last_id, None);
+
+        // Cloned: no id, the kept message.
+        clock.set(S * 1000);
+        db.execute(
+            "UPDATE pg_idgen_edge SET cloned = 'grant 7 is used by two devices (DETAIL: x)'",
+            [],
+        )
+        .unwrap();
+        let e = s.next_id().unwrap_err();
+        assert!(matches!(e, Error::EdgeCloned { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .contains("no id is made: grant 7 is used by two devices"),
+            "{e}"
+        );
+        // A cloned grant does not stop a new enrolment.
+        s.check_enrol().unwrap();
+        db.execute("UPDATE pg_idgen_edge SET cloned = NULL", [])
+            .unwrap();
+        // A live grant does.
+        let e = s.check_enrol().unwrap_err();
+        assert!(e.to_string().contains("already holds grant 7"), "{e}");
+        // An ended one does not.
+        clock.set((S + 61) * 1000);
+        s.check_enrol().unwrap();
+        // Inside a SQLite transaction, enrol and sync refuse.
+        let tx = db.unchecked_transaction().unwrap();
+        let e = s.check_enrol().unwrap_err();
+        assert!(e.to_string().contains("inside a transaction"), "{e}");
+        drop(tx);
+    }
+
+    #[test]
+    fn clock_stepping_back_inside_the_window_continues_above_the_mark() {
+        let db = Connection::open_in_memory().unwrap();
+        let clock = Clock::at((S + 30) * 1000);
+        let s = store(&db, Kind::Xid12, &clock);
+        grant(&db, Kind::Xid12, 5, S * 1_000_000, (S + 60) * 1_000_000);
+        let a = s.next_id().unwrap().xid().unwrap();
+        clock.set((S + 10) * 1000);
+        let b = s.next_id().unwrap().xid().unwrap();
+        assert!(b > a);
+        assert_eq!(b.unix_seconds(), a.unix_seconds());
+        assert_eq!(b.counter(), (a.counter() + 1) & MAX_COUNTER);
+        assert_eq!(b.pid(), a.pid());
+        // A used-up counter borrows the next second, up to the window's end.
+        db.execute(
+            "UPDATE pg_idgen_edge SET last_id = ?1",
+            [
+                Xid::from_parts(moment((S + 59) * 1_000_000), [0, 0, 5], 1, MAX_COUNTER)
+                    .unwrap()
+                    .to_string(),
+            ],
+        )
+        .unwrap();
+        let e = s.next_id().unwrap_err();
+        assert!(matches!(e, Error::EdgeWindowEnded { used_up: true, .. }));
+        db.execute(
+            "UPDATE pg_idgen_edge SET last_id = ?1",
+            [
+                Xid::from_parts(moment((S + 40) * 1_000_000), [0, 0, 5], 1, MAX_COUNTER)
+                    .unwrap()
+                    .to_string(),
+            ],
+        )
+        .unwrap();
+        let c = s.next_id().unwrap().xid().unwrap();
+        assert_eq!(i64::from(c.unix_seconds()), S + 41);
+        assert_eq!(c.counter(), 0);
+
+        // Snowflake: the next sequence, then the next millisecond (never a wait).
+        let now = S * 1000;
+        let clock = Clock::at(now + 500);
+        let s = store(&db, Kind::Snowflake, &clock);
+        grant(&db, Kind::Snowflake, 1000, now * 1000, (now + 1000) * 1000);
+        let a = s.next_id().unwrap().snowflake().unwrap();
+        clock.set(now + 100);
+        let b = s.next_id().unwrap().snowflake().unwrap();
+        assert_eq!(b, a + 1);
+        // The last id of worker 1000 in millisecond now + 500: its sequence used up.
+        let mark = (now + 500 - EPOCH) << 22 | 1000 << 12 | 4095;
+        db.execute(
+            "UPDATE pg_idgen_edge SET last_id = ?1 WHERE kind = 'snowflake'",
+            [mark],
+        )
+        .unwrap();
+        let c = s.next_id().unwrap().snowflake().unwrap();
+        assert_eq!(idgen_core::snowflake::unix_ms(c, EPOCH), Ok(now + 501));
+        assert_eq!(idgen_core::snowflake::sequence(c), Ok(0));
+        let us: i64 = db
+            .query_row(
+                "SELECT last_id_us FROM pg_idgen_edge WHERE kind = 'snowflake'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(us, (now + 501) * 1000);
+    }
+
+    #[test]
+    fn the_mark_is_compare_and_set() {
+        // Two stores (two connections) on one file never make the same id.
+        let path = temp_path("cas");
+        let clock = Clock::at(S * 1000);
+        let a_db = Connection::open(&path).unwrap();
+        let b_db = Connection::open(&path).unwrap();
+        let a = store(&a_db, Kind::Xid12, &clock);
+        let b = store(&b_db, Kind::Xid12, &clock);
+        grant(&a_db, Kind::Xid12, 3, S * 1_000_000, (S + 60) * 1_000_000);
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..20 {
+            assert!(seen.insert(a.next_id().unwrap()));
+            assert!(seen.insert(b.next_id().unwrap()));
+        }
+        drop((a, b));
+        drop((a_db, b_db));
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn the_file_layout_is_the_python_clients() {
+        // Both statements create the same table.
+        let info = |db: &Connection| -> Vec<(String, String, bool, Option<String>, i64)> {
+            let mut st = db.prepare("PRAGMA table_info(pg_idgen_edge)").unwrap();
+            st.query_map([], |r| {
+                Ok((r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+        };
+        let py = Connection::open_in_memory().unwrap();
+        py.execute_batch(PY_SCHEMA).unwrap();
+        let rs = Connection::open_in_memory().unwrap();
+        EdgeStore::new(&rs, Kind::Xid12, Some("d")).unwrap();
+        assert_eq!(info(&py), info(&rs));
+        let names: Vec<String> = info(&rs).into_iter().map(|c| c.0).collect();
+        assert_eq!(
+            names.join(", "),
+            format!("kind, {PY_COLUMNS}"),
+            "columns and their order"
+        );
+        assert_eq!(COLUMNS, PY_COLUMNS);
+        // The copy above is still the Python client's (when the tree has it).
+        let source = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../python/src/pg_idgen/_edge.py"
+        );
+        if let Ok(python) = std::fs::read_to_string(source) {
+            assert!(python.contains(PY_SCHEMA.trim_start()), "_SCHEMA changed");
+            assert!(python.contains(&format!("_COLUMNS = \"{PY_COLUMNS}\"")));
+            assert!(python.contains(
+                "\"INSERT INTO pg_idgen_edge (kind, grant_id, token, slot, lo_us, hi_us, epoch_ms, writer) \"\n                \"VALUES (?, ?, ?, ?, ?, ?, ?, ?)\""
+            ));
+        }
+
+        // A file Python wrote (its table, its insert, its marks) reads here, and continues.
+        let clock = Clock::at(S * 1000);
+        py.execute(
+            PY_INSERT,
+            params![
+                "xid12",
+                11,
+                99,
+                0xc0_0002,
+                S * 1_000_000,
+                (S + 60) * 1_000_000,
+                None::<i64>,
+                "py"
+            ],
+        )
+        .unwrap();
+        let mark = Xid::from_parts(moment(S * 1_000_000), [0xc0, 0, 2], 42, 1000).unwrap();
+        py.execute(
+            "UPDATE pg_idgen_edge SET last_id = ?, last_id_us = ? WHERE kind = ?",
+            params![mark.to_string(), S * 1_000_000, "xid12"],
+        )
+        .unwrap();
+        let s = store(&py, Kind::Xid12, &clock);
+        let g = s.grant().unwrap().unwrap();
+        assert_eq!(
+            (g.grant_id, g.slot, g.writer.as_str(), g.syncs, g.epoch_ms),
+            (11, 0xc0_0002, "py", 0, None)
+        );
+        assert_eq!(g.last_id, Some(EdgeId::Xid(mark)));
+        let next = s.next_id().unwrap().xid().unwrap();
+        assert_eq!((next.pid(), next.counter()), (42, 1001));
+
+        // And a file written here reads with Python's SELECT, as Python expects its values.
+        let rs_clock = Clock::at(S * 1000 + 2);
+        let s = store(&rs, Kind::Snowflake, &rs_clock);
+        grant(
+            &rs,
+            Kind::Snowflake,
+            768,
+            S * 1_000_000,
+            (S + 60) * 1_000_000,
+        );
+        let id = s.next_id().unwrap().snowflake().unwrap();
+        let row: Vec<String> = rs
+            .query_row(
+                &format!(
+                    "SELECT {} FROM pg_idgen_edge WHERE kind = ?",
+                    PY_COLUMNS
+                        .split(", ")
+                        .map(|c| format!("typeof({c})"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                ["snowflake"],
+                |r| (0..11).map(|i| r.get(i)).collect(),
+            )
+            .unwrap();
+        assert_eq!(
+            row,
+            [
+                "integer", "integer", "integer", "integer", "integer", "integer", "text",
+                "integer", "integer", "integer", "null"
+            ]
+        );
+        let (last, last_us): (i64, i64) = rs
+            .query_row(
+                "SELECT last_id, last_id_us FROM pg_idgen_edge WHERE kind = 'snowflake'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((last, last_us), (id, (S * 1000 + 2) * 1000));
+    }
+
+    #[test]
+    fn system_clock_and_default_device() {
+        let db = Connection::open_in_memory().unwrap();
+        let s = EdgeStore::new(&db, Kind::Xid12, None).unwrap();
+        assert!(!s.device().is_empty());
+        assert_eq!(s.device(), default_device());
+        let now_us = system_ms() * 1000;
+        grant(
+            &db,
+            Kind::Xid12,
+            9,
+            now_us - 60_000_000,
+            now_us + 3_600_000_000,
+        );
+        let a = s.next_id().unwrap();
+        let b = s.next_id().unwrap();
+        assert!(b > a);
+    }
+
+    #[test]
+    fn a_mark_of_the_wrong_type_is_an_error_not_a_guess() {
+        let db = Connection::open_in_memory().unwrap();
+        let clock = Clock::at(S * 1000);
+        let s = store(&db, Kind::Snowflake, &clock);
+        grant(
+            &db,
+            Kind::Snowflake,
+            800,
+            S * 1_000_000,
+            (S + 1) * 1_000_000,
+        );
+        db.execute("UPDATE pg_idgen_edge SET last_id = 'abc'", [])
+            .unwrap();
+        let e = s.next_id().unwrap_err();
+        assert!(e.to_string().contains("not a Snowflake id"), "{e}");
+    }
+}

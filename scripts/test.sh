@@ -15,7 +15,7 @@
 # SUITE is one of: lint (cargo fmt --check, cargo clippy -D warnings), core (cargo test -p
 # idgen-core), in-database, a regression suite (a name in tests/regress/sql, such as rapkey;
 # with the library preloaded, after setup, or no_preload), isolation, a client test file (such
-# as test_xid12.py), rust-client, node (the TypeScript client), cross-major, reliability (or reliability:SCENARIO, see
+# as test_xid12.py or test_registry.py), rust-client, node (the TypeScript client), cross-major, reliability (or reliability:SCENARIO, see
 # reliability.sh), failover (scripts/failover.sh), citus, recipes, bench, packaging (the release check, reinstalling under load,
 # the .deb packages, make installcheck, the PGXN zip).
 # The fast tier touches no PostgreSQL and no cluster: it does not wait for the other scripts' lock.
@@ -73,11 +73,14 @@ if [ "$FAST" = yes ]; then
     (cd "$ROOT" && env -u PG_IDGEN_HOST -u PG_IDGEN_PORT cargo test -q -p pg-idgen-client --all-features)
     say "fast tier: the Python client's unit tests"
     ensure_venv
-    "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider "$ROOT/clients/python/tests"
+    "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider --ignore="$ROOT/clients/python/tests/server" "$ROOT/clients/python/tests"
     say "fast tier passed in $((SECONDS - started)) s"
     exit 0
 fi
-CLIENT_FILES=$(cd "$ROOT/tests/client" && ls -- test_*.py)
+# The pytest suites against the clusters: the extension's (tests/client) and the Python
+# client's (clients/python/tests/server); the Python client's unit tests run with them.
+CLIENT_DIRS=("$ROOT/tests/client" "$ROOT/clients/python/tests/server")
+CLIENT_FILES=$(for d in "${CLIENT_DIRS[@]}"; do (cd "$d" && ls -- test_*.py); done)
 # wants SUITE: whether this run includes it (every suite without --only).
 wants() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 wants_regress() { [ -z "$ONLY" ] || grep -qxF -- "$ONLY" <<<"$REGRESS_SUITES"; }
@@ -85,10 +88,14 @@ wants_client() { [ -z "$ONLY" ] || grep -qxF -- "${ONLY##*/}" <<<"$CLIENT_FILES"
 case $ONLY in
     "" | lint | core | in-database | isolation | rust-client | node | cross-major | reliability | reliability:* | failover | citus | recipes | bench | packaging) ;;
     *) wants_regress || wants_client ||
-        die "unknown suite '$ONLY' (lint, core, in-database, isolation, rust-client, node, cross-major, reliability, failover, citus, recipes, bench, packaging, a file in tests/regress/sql or tests/client)" ;;
+        die "unknown suite '$ONLY' (lint, core, in-database, isolation, rust-client, node, cross-major, reliability, failover, citus, recipes, bench, packaging, a file in tests/regress/sql, tests/client or clients/python/tests/server)" ;;
 esac
 # The client-side tests to run: the directory, or the one file asked for.
-client_tests() { if [ -z "$ONLY" ]; then echo "$ROOT/tests/client $ROOT/clients/python/tests"; else echo "$ROOT/tests/client/${ONLY##*/}"; fi; }
+client_tests() {
+    if [ -z "$ONLY" ]; then echo "$ROOT/tests/client $ROOT/clients/python/tests"; return; fi # tests/server inside
+    local d
+    for d in "${CLIENT_DIRS[@]}"; do [ -f "$d/${ONLY##*/}" ] && echo "$d/${ONLY##*/}"; done
+}
 
 ensure_deps --for-tests
 ensure_venv

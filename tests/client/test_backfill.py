@@ -11,7 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from conftest import connect, fresh_database
+from servers import connect, fresh_database
 
 # The scale; PG_IDGEN_BACKFILL_ROWS makes a quicker local run.
 ROWS = int(os.environ.get("PG_IDGEN_BACKFILL_ROWS", "1000000"))

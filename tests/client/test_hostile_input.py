@@ -24,7 +24,7 @@ import psycopg
 import pytest
 from psycopg.adapt import Dumper
 
-from conftest import connect
+from servers import connect
 
 SEED = int(os.environ.get("PG_IDGEN_HOSTILE_SEED", "20261201"))
 SCALE = float(os.environ.get("PG_IDGEN_HOSTILE_SCALE", "1"))

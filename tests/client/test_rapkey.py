@@ -2,7 +2,7 @@
 import psycopg
 import pytest
 
-from conftest import connect, fresh_database, run_concurrently
+from servers import connect, fresh_database, run_concurrently
 
 
 def test_binary_mode_round_trip(database):

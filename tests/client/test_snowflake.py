@@ -5,7 +5,7 @@ import time
 import psycopg
 import pytest
 
-from conftest import connect, run_concurrently, wait_for_setting
+from servers import connect, run_concurrently, wait_for_setting
 
 CONNECTIONS = 16
 PER_CONNECTION = 100_000

@@ -15,7 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from conftest import wait_for_setting
+from servers import wait_for_setting
 
 EPOCH_MS = 1288834974657  # the default pg_idgen.snowflake_epoch
 MARK = struct.Struct("<8sIIqq")  # magic, version, kind, id, epoch_ms; then a CRC-32

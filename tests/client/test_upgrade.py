@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import connect, fresh_database
+from servers import connect, fresh_database
 
 OBJECTS = (Path(__file__).parent / "extension_objects.sql").read_text()
 SQL = Path(__file__).parents[2] / "sql"

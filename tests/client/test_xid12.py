@@ -6,7 +6,7 @@ import psycopg
 import pytest
 from psycopg.adapt import Dumper
 
-from conftest import connect, dsn, run_concurrently
+from servers import connect, dsn, run_concurrently
 
 
 class Xid12Bytes(bytes):

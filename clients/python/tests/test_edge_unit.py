@@ -1,5 +1,5 @@
 """Unit tests of pg_idgen.EdgeStore without a server: a grant is put into the SQLite file as
-enrol would, and a fake clock stands for the device's. (tests/client/test_edge.py runs enrol
+enrol would, and a fake clock stands for the device's. (clients/python/tests/server/test_edge.py runs enrol
 and sync against the registry.)"""
 import sqlite3
 

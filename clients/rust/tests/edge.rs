@@ -1,5 +1,5 @@
 //! Edge devices with `EdgeStore` against the registry (the Rust twin of
-//! tests/client/test_edge.py): a device enrols in pool 'edge' for 28 days, makes ids offline
+//! clients/python/tests/server/test_edge.py): a device enrols in pool 'edge' for 28 days, makes ids offline
 //! into its own SQLite file for days, syncs (idgen_report + idgen_renew); a copy of its file (a
 //! restored backup) syncing after the original is found (23505, `Error::EdgeCloned`, both
 //! devices named); the merged rows are all covered (idgen_verify); the release frees the

@@ -1,4 +1,4 @@
-"""A writer process for tests/client/test_registry.py: makes ids from a grant-bound generator
+"""A writer process for clients/python/tests/server/test_registry.py: makes ids from a grant-bound generator
 of pg_idgen.Registry and writes them to a file, one per line ("id VALUE"), flushed after every
 batch; "grant GRANT_ID SLOT" whenever it uses a new grant; at the end "error CLASS MESSAGE" if
 the generator raised, then "end". It runs until --seconds have passed on the monotonic clock

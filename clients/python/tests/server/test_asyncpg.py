@@ -9,7 +9,7 @@ import pg_idgen.asyncpg
 from pg_idgen import Xid, XidGenerator
 from pg_idgen._catalog import ExtensionMissingError
 
-from conftest import connect, fresh_database
+from servers import connect, fresh_database
 
 
 def params(dbname):

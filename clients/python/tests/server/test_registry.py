@@ -3,7 +3,7 @@ client's Registry: 200 concurrent acquires, a writer paused past its window, wri
 clocks are off (libfaketime), every Snowflake slot held, a writer killed without releasing,
 PgBouncer in transaction mode, and provenance (idgen_writer_of, idgen_verify).
 
-Writers that must fail or be stopped run as subprocesses (tests/client/registry_writer.py).
+Writers that must fail or be stopped run as subprocesses (clients/python/tests/server/registry_writer.py).
 Each test has its own database. Nothing here sleeps for a state change: every wait polls the
 server with a generous deadline, and every bound states its margin.
 
@@ -27,7 +27,7 @@ import psycopg
 import pytest
 
 import pg_idgen
-from conftest import connect, dsn, fresh_database
+from servers import connect, dsn, fresh_database
 
 HERE = Path(__file__).resolve().parent
 WRITER = HERE / "registry_writer.py"

@@ -13,7 +13,7 @@ import pg_idgen.psycopg
 from pg_idgen import Snowflake, Xid, XidGenerator, rapkey
 from pg_idgen._catalog import ExtensionMissingError
 
-from conftest import connect, dsn, fresh_database
+from servers import connect, dsn, fresh_database
 
 UTC = dt.timezone.utc
 

@@ -7,7 +7,7 @@ import sqlalchemy as sa
 from pg_idgen import Xid
 from pg_idgen.sqlalchemy import Xid12
 
-from conftest import fresh_database
+from servers import fresh_database
 
 
 def url(driver, dbname):

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from conftest import connect, fresh_database
+from servers import connect, fresh_database
 
 DB = "pyclient_django"
 

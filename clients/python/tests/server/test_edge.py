@@ -14,7 +14,7 @@ import pytest
 
 import pg_idgen
 from pg_idgen import EdgeCloned, EdgeStore, Xid
-from conftest import connect, fresh_database
+from servers import connect, fresh_database
 
 DAY = 86_400.0
 LEASE = dt.timedelta(days=28)

@@ -12,7 +12,7 @@ import pytest
 import pg_idgen.psycopg
 from pg_idgen import EdgeStore, Xid
 
-from conftest import cluster_worker_id, connect, fresh_database
+from servers import cluster_worker_id, connect, fresh_database
 
 ROWS = 3000  # per writer and table, in ROUNDS rounds of 100
 EDGES = ("edge-1", "edge-2")

@@ -266,19 +266,15 @@ install_extension() {
     place_extension "${1:-debug}"
 }
 
-# cargo pgrx package writes the current version's install script and copies the upgrade
-# scripts; this copies the frozen install scripts of released versions (sql/pg_idgen--X.Y.Z.sql)
-# into the extension directory $1, so that CREATE EXTENSION pg_idgen VERSION 'X.Y.Z' works
-# there (the upgrade test creates each released version).
+# cargo pgrx package writes the current version's install script; this copies the upgrade
+# scripts (sql/upgrade/pg_idgen--A--B.sql) and the frozen install scripts of released versions
+# (sql/released/pg_idgen--X.Y.Z.sql) into the extension directory $1, so that ALTER EXTENSION
+# UPDATE and CREATE EXTENSION pg_idgen VERSION 'X.Y.Z' work there.
 install_released_scripts() {
-    local extdir=$1 f
-    for f in "$ROOT"/sql/pg_idgen--*.sql; do
-        case $(basename "$f") in
-            pg_idgen--*--*) ;; # upgrade scripts: copied by cargo pgrx package
-            *) install -m 644 "$f" "$extdir/" ;;
-        esac
-    done
+    install -m 644 "$ROOT"/sql/upgrade/pg_idgen--*--*.sql "$ROOT"/sql/released/pg_idgen--*.sql "$1/"
 }
+# The file names of every upgrade and frozen install script, one a line.
+shipped_scripts() { (cd "$ROOT/sql" && ls -- upgrade/pg_idgen--*--*.sql released/pg_idgen--*.sql) | xargs -n1 basename; }
 
 # start_cluster NAME PORT [preload|plain] [SETTING]: a throwaway cluster in $CLUSTERS/NAME, run
 # by the postgres OS user, listening only on its own socket directory, with one extra setting.

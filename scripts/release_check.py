@@ -10,9 +10,9 @@ scripts/pgxn_dist.sh; docs/RELEASING.md says how to cut a release).
   name is the extension's, and its version and provides.pg_idgen.version are V.
 - CHANGELOG.md has a section for V: '## Unreleased V' while V is in progress, '## V' once
   released. Every released version has a section, newest first.
-- sql/: the newest upgrade script ends at V (sql/pg_idgen--P--V.sql), every upgrade script
+- sql/: the newest upgrade script ends at V (sql/upgrade/pg_idgen--P--V.sql), every upgrade script
   goes from one version to a newer one, and from every frozen install script
-  sql/pg_idgen--X.sql there is a chain of upgrade scripts to V. P, the version V upgrades from,
+  sql/released/pg_idgen--X.sql there is a chain of upgrade scripts to V. P, the version V upgrades from,
   is the newest released version, and it has its frozen install script. V itself has a frozen
   install script once released, and none while unreleased (pgrx generates V's script).
 """
@@ -127,17 +127,19 @@ def check(root):
 
     # sql/
     frozen, upgrades = set(), []
-    for f in (root / "sql").glob("pg_idgen--*.sql"):
+    for f in sorted((root / "sql").glob("*/pg_idgen--*.sql")) + sorted((root / "sql").glob("pg_idgen--*.sql")):
+        where = f.parent.name
         parts = f.name[len("pg_idgen--"):-len(".sql")].split("--")
-        if len(parts) == 1:
+        if where == "released" and len(parts) == 1:
             frozen.add(parts[0])
-        elif len(parts) == 2:
+        elif where == "upgrade" and len(parts) == 2:
             upgrades.append(tuple(parts))
         else:
-            err(f"sql/{f.name}: not pg_idgen--X.sql or pg_idgen--X--Y.sql")
+            err(f"{f.relative_to(root)}: frozen install scripts are sql/released/pg_idgen--X.sql, "
+                "upgrade scripts sql/upgrade/pg_idgen--X--Y.sql")
     for a, b in upgrades:
         if key(b) <= key(a):
-            err(f"sql/pg_idgen--{a}--{b}.sql goes backwards")
+            err(f"sql/upgrade/pg_idgen--{a}--{b}.sql goes backwards")
     if upgrades:
         newest = max(upgrades, key=lambda u: key(u[1]))
         if newest[1] != v:
@@ -148,7 +150,7 @@ def check(root):
         else:
             p = into_v[0]
             if p not in frozen:
-                err(f"sql/pg_idgen--{p}.sql, the frozen install script of released {p}, is missing")
+                err(f"sql/released/pg_idgen--{p}.sql, the frozen install script of released {p}, is missing")
             if released and released[0] != p:
                 err(f"CHANGELOG.md: the newest released version is {released[0]}, but {v} upgrades from {p}")
     else:
@@ -165,14 +167,14 @@ def check(root):
             err(f"sql/: no chain of upgrade scripts from {x} to {v}")
     for ver in released:
         if ver not in frozen:
-            err(f"sql/pg_idgen--{ver}.sql, the frozen install script of released {ver}, is missing")
+            err(f"sql/released/pg_idgen--{ver}.sql, the frozen install script of released {ver}, is missing")
     for x in frozen:
         if x != v and x not in released and sections:
             err(f"CHANGELOG.md has no section for {x}, which has a frozen install script")
     if released_v and v not in frozen:
-        err(f"CHANGELOG.md calls {v} released, but sql/pg_idgen--{v}.sql (its frozen install script) is missing")
+        err(f"CHANGELOG.md calls {v} released, but sql/released/pg_idgen--{v}.sql (its frozen install script) is missing")
     if not released_v and v in frozen:
-        err(f"sql/pg_idgen--{v}.sql exists, but CHANGELOG.md has {v} as Unreleased")
+        err(f"sql/released/pg_idgen--{v}.sql exists, but CHANGELOG.md has {v} as Unreleased")
     return list(dict.fromkeys(errors)), v, released_v
 
 
@@ -195,7 +197,7 @@ def bump(root, new):
     meta_path = root / "META.json"
     meta = meta_path.read_text(encoding="utf-8")
     meta_path.write_text(meta.replace(f'"version": "{old}"', f'"version": "{new}"'), encoding="utf-8")
-    (root / "sql" / f"pg_idgen--{old}--{new}.sql").write_text(
+    (root / "sql" / "upgrade" / f"pg_idgen--{old}--{new}.sql").write_text(
         f"-- pg_idgen {old} -> {new}.\n"
         f"\\echo Use \"ALTER EXTENSION pg_idgen UPDATE TO '{new}'\" to load this file. \\quit\n\n"
         f"-- Each object below is the same as in a fresh {new} install (sql/*.sql). Sections in the order\n"
@@ -204,8 +206,8 @@ def bump(root, new):
     text = log.read_text(encoding="utf-8")
     at = text.index("\n## ") + 1
     log.write_text(text[:at] + f"## Unreleased {new}\n\nWork in progress; the upgrade script "
-                   f"`sql/pg_idgen--{old}--{new}.sql` collects its SQL changes.\n\n" + text[at:], encoding="utf-8")
-    print(f"version {new} begun after {old}: Cargo.toml, Cargo.lock, META.json, sql/pg_idgen--{old}--{new}.sql, CHANGELOG.md")
+                   f"`sql/upgrade/pg_idgen--{old}--{new}.sql` collects its SQL changes.\n\n" + text[at:], encoding="utf-8")
+    print(f"version {new} begun after {old}: Cargo.toml, Cargo.lock, META.json, sql/upgrade/pg_idgen--{old}--{new}.sql, CHANGELOG.md")
 
 
 def main():

@@ -171,7 +171,7 @@ test_package() {
     sharedir=$("$PG_CONFIG" --sharedir)
     expected=("$("$PG_CONFIG" --pkglibdir)/pg_idgen.so" "$sharedir/extension/pg_idgen.control"
         "$sharedir/extension/pg_idgen--$version.sql")
-    for f in "$ROOT"/sql/pg_idgen--*.sql; do expected+=("$sharedir/extension/$(basename "$f")"); done
+    for f in $(shipped_scripts); do expected+=("$sharedir/extension/$f"); done
     for f in "${expected[@]}"; do
         grep -qxF ".$f" <<<"$listing" || die "the package lacks $f"
     done

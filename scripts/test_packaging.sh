@@ -175,7 +175,7 @@ deb() {
     expected=("usr/lib/postgresql/$PG_MAJOR/lib/pg_idgen.so" "usr/share/postgresql/$PG_MAJOR/extension/pg_idgen.control"
         "usr/share/postgresql/$PG_MAJOR/extension/pg_idgen--$version.sql"
         "usr/share/doc/$pkg/copyright" "usr/share/doc/$pkg/changelog.gz")
-    for f in "$ROOT"/sql/pg_idgen--*.sql; do expected+=("usr/share/postgresql/$PG_MAJOR/extension/$(basename "$f")"); done
+    for f in $(shipped_scripts); do expected+=("usr/share/postgresql/$PG_MAJOR/extension/$f"); done
     [ "$(awk '{ print $3 }' <<<"$listing")" = "$(printf './%s\n' "${expected[@]}" | sort -u)" ] ||
         die "the .deb holds other files than expected: $(awk '{ print $3 }' <<<"$listing")"
     [ -z "$(awk '$1 != "-rw-r--r--" || $2 != "root/root"' <<<"$listing")" ] || die "files not 644 root/root: $listing"
@@ -212,7 +212,7 @@ deb_system() {
     debfile=$ROOT/target/package/${pkg}_${version}_$(dpkg --print-architecture).deb
     [ -f "$debfile" ] || die "no $debfile (run the deb step first)"
     # The newest released version: the newest frozen install script below this one.
-    previous=$(ls "$ROOT"/sql/pg_idgen--*.sql | sed -nE 's/.*pg_idgen--([0-9.]+)\.sql$/\1/p' |
+    previous=$(ls "$ROOT"/sql/released/pg_idgen--*.sql | sed -nE 's/.*pg_idgen--([0-9.]+)\.sql$/\1/p' |
         grep -vx "$version" | sort -V | tail -1)
     trap 'stop_loops; stop_cluster pkg; stop_cluster pkg-plain; restore_system_build' EXIT
     say "PostgreSQL 15 (Debian's): apt-get install ./$(basename "$debfile")"

@@ -50,7 +50,7 @@ def regenerate(root, script):
 def main(argv):
     mode = argv[1] if len(argv) > 1 else "--check"
     root = Path(argv[2]) if len(argv) > 2 else Path(__file__).resolve().parent.parent
-    scripts = sorted((root / "sql").glob("pg_idgen--*--*.sql"),
+    scripts = sorted((root / "sql" / "upgrade").glob("pg_idgen--*--*.sql"),
                      key=lambda p: [int(x) for x in p.name.split("--")[2][:-4].split(".")])
     script = scripts[-1]
     fresh = regenerate(root, script)

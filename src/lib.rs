@@ -8,7 +8,7 @@
 //! `<rust function name>_wrapper`. Renaming a `#[pg_extern]` function renames its symbol, and
 //! every existing install then fails when it calls the function. So a Rust function that a
 //! released script names keeps its name (its signature in SQL stays as released, too); a
-//! change goes into a new function plus an upgrade script `sql/pg_idgen--A--B.sql`. The upgrade
+//! change goes into a new function plus an upgrade script `sql/upgrade/pg_idgen--A--B.sql`. The upgrade
 //! test creates every released version from its frozen script against the current library,
 //! which fails on a missing symbol.
 

@@ -8,14 +8,14 @@ import pytest
 from servers import connect, fresh_database
 
 OBJECTS = (Path(__file__).parent / "extension_objects.sql").read_text()
-SQL = Path(__file__).parents[2] / "sql"
+SQL = Path(__file__).parents[2] / "sql" / "released"
 
 
 def version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
-# Every released version: each has its install script frozen in sql/ as pg_idgen--X.Y.Z.sql.
+# Every released version: each has its install script frozen in sql/released/ as pg_idgen--X.Y.Z.sql.
 RELEASED = sorted((m.group(1) for f in SQL.iterdir()
                    if (m := re.fullmatch(r"pg_idgen--(\d+\.\d+\.\d+)\.sql", f.name))), key=version_key)
 assert RELEASED, f"no frozen install scripts in {SQL}"

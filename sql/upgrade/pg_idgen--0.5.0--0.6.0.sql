@@ -125,6 +125,20 @@ CREATE FUNCTION idgen_registry_fence_margin() RETURNS interval
     RETURN interval '1 minute';
 COMMENT ON FUNCTION idgen_registry_fence_margin() IS 'internal: how far the servers'' clocks may differ across a failover';
 
+-- Names of writers, pools and devices are bounded (they are index keys): a longer one is 22001.
+CREATE FUNCTION idgen_registry_check_length(what text, name text, max_chars integer) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF length(name) > max_chars THEN
+        RAISE EXCEPTION '% name too long', what USING ERRCODE = 'string_data_right_truncation',
+            DETAIL = format('A %s name is at most %s characters; this one has %s.', what, max_chars, length(name));
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION idgen_registry_check_length(text, text, integer) IS 'internal: 22001 when a writer, pool or device name is longer than its bound';
+
 -- When the registry first noticed a new cluster or timeline, in unix milliseconds. A sequence,
 -- so that it survives the rollback of the statement that noticed (an acquire refused by the
 -- fence it just found): otherwise every refused call would start the fence again. Not dumped: a
@@ -259,10 +273,7 @@ BEGIN
     IF writer IS NULL OR writer = '' THEN
         RAISE EXCEPTION 'a writer needs a name' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF length(writer) > 256 THEN
-        RAISE EXCEPTION 'writer name too long' USING ERRCODE = 'string_data_right_truncation',
-            DETAIL = format('A writer name is at most 256 characters; this one has %s.', length(writer));
-    END IF;
+    PERFORM @extschema@.idgen_registry_check_length('writer', writer, 256);
     epoch := CASE kind WHEN 'snowflake' THEN
         coalesce(nullif(current_setting('pg_idgen.snowflake_epoch', true), ''), '1288834974657')::bigint END;
     now_t := @extschema@.idgen_registry_id_time(kind, epoch, clock_timestamp());
@@ -357,10 +368,7 @@ BEGIN
         RAISE EXCEPTION 'invalid pool: %', coalesce(quote_literal(pool), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF length(pool) > 63 THEN
-        RAISE EXCEPTION 'pool name too long' USING ERRCODE = 'string_data_right_truncation',
-            DETAIL = format('A pool name is at most 63 characters; this one has %s.', length(pool));
-    END IF;
+    PERFORM @extschema@.idgen_registry_check_length('pool', pool, 63);
     settings := @extschema@.idgen_registry_pool_of(pool);
     slots := CASE kind WHEN 'snowflake' THEN settings.snowflake_slots ELSE settings.xid12_slots END;
     IF lease IS NULL OR lease < interval '1 second' OR lease > settings.max_lease THEN
@@ -371,10 +379,7 @@ BEGIN
     IF writer IS NULL OR writer = '' THEN
         RAISE EXCEPTION 'a writer needs a name' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF length(writer) > 256 THEN
-        RAISE EXCEPTION 'writer name too long' USING ERRCODE = 'string_data_right_truncation',
-            DETAIL = format('A writer name is at most 256 characters; this one has %s.', length(writer));
-    END IF;
+    PERFORM @extschema@.idgen_registry_check_length('writer', writer, 256);
     -- After a failover or a restore, grants made at the end of the old history may be lost:
     -- nothing new is granted until they must have ended.
     fence_since := @extschema@.idgen_registry_check_origin();
@@ -621,10 +626,7 @@ BEGIN
     IF device IS NULL OR device = '' THEN
         RAISE EXCEPTION 'a device needs a name' USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF length(device) > 256 THEN
-        RAISE EXCEPTION 'device name too long' USING ERRCODE = 'string_data_right_truncation',
-            DETAIL = format('A device name is at most 256 characters; this one has %s.', length(device));
-    END IF;
+    PERFORM @extschema@.idgen_registry_check_length('device', device, 256);
     IF syncs IS NULL OR syncs < 0 THEN
         RAISE EXCEPTION 'invalid report count: %', coalesce(syncs::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value', HINT = 'A device''s first report has count 0; then the count the last report returned.';

@@ -1,7 +1,9 @@
 """Unit tests of pg_idgen.EdgeStore without a server: a grant is put into the SQLite file as
 enrol would, and a fake clock stands for the device's. (clients/python/tests/server/test_edge.py runs enrol
 and sync against the registry.)"""
+import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -252,3 +254,15 @@ def test_the_system_clock_by_default(tmp_path, kind):
                  now_us - 7_200_000_000, now_us - 3_600_000_000, now_us), "unit-writer")
     with pytest.raises(EdgeWindowEnded):
         store.next_id()
+
+
+def test_the_file_layout_is_the_shared_one():
+    """The table, its columns and the enrolment row are tests/vectors/edge_store.json's, which the
+    Rust client's EdgeStore checks too: a device's file works with either client."""
+    shared = json.loads((Path(__file__).parents[3] / "tests" / "vectors" / "edge_store.json").read_text())
+    assert pg_idgen._edge._SCHEMA == shared["table"]
+    assert pg_idgen._edge._COLUMNS == ", ".join(shared["columns"])
+    assert pg_idgen._edge._ENROL == shared["enrol"]
+    db = sqlite3.connect(":memory:")
+    EdgeStore(db, "xid12", clock=Clock(T0))
+    assert [row[1] for row in db.execute("PRAGMA table_info(pg_idgen_edge)")] == ["kind"] + shared["columns"]

@@ -52,7 +52,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// up to 366).
 pub const DEFAULT_EDGE_LEASE: Duration = Duration::from_secs(28 * 86_400);
 
-/// The table, exactly as the Python client creates it (`_edge._SCHEMA`): one row per kind.
+/// The table, exactly as the Python client creates it: one row per kind. Both clients' statements
+/// are `tests/vectors/edge_store.json`'s (their tests compare them), so a file works with either.
 pub const TABLE_SQL: &str = "
 CREATE TABLE IF NOT EXISTS pg_idgen_edge (
     kind text PRIMARY KEY CHECK (kind IN ('xid12', 'snowflake')),
@@ -780,25 +781,33 @@ mod tests {
     const DAY_US: i64 = 86_400_000_000;
     const EPOCH: i64 = idgen_core::snowflake::DEFAULT_EPOCH_MS;
 
-    /// The Python client's statements, copied from clients/python/src/pg_idgen/_edge.py.
-    const PY_SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS pg_idgen_edge (
-    kind text PRIMARY KEY CHECK (kind IN ('xid12', 'snowflake')),
-    grant_id integer NOT NULL,
-    token integer NOT NULL,
-    slot integer NOT NULL,
-    lo_us integer NOT NULL,  -- the window [lo, hi) in unix microseconds
-    hi_us integer NOT NULL,
-    epoch_ms integer,        -- the Snowflake epoch of the grant; NULL for xid12
-    writer text NOT NULL,
-    syncs integer NOT NULL DEFAULT 0,  -- the count the registry gave at the last report
-    last_id,                 -- the high-water mark: the last id made (xid12 text, Snowflake int)
-    last_id_us integer,      -- its id-time in unix microseconds
-    cloned text              -- set when the registry found this state on another device
-)";
-    const PY_COLUMNS: &str =
-        "grant_id, token, slot, lo_us, hi_us, epoch_ms, writer, syncs, last_id, last_id_us, cloned";
-    const PY_INSERT: &str = "INSERT INTO pg_idgen_edge (kind, grant_id, token, slot, lo_us, hi_us, epoch_ms, writer) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+    /// tests/vectors/edge_store.json: the table, its columns and the enrolment row, stated once
+    /// for both clients (the Python client's tests compare its statements with the same file).
+    struct Shared {
+        table: String,
+        columns: String,
+        enrol: String,
+    }
+
+    fn shared() -> Shared {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/vectors/edge_store.json"
+        );
+        let text = std::fs::read_to_string(path).expect("tests/vectors/edge_store.json");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let columns: Vec<&str> = v["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+        Shared {
+            table: v["table"].as_str().unwrap().to_string(),
+            columns: columns.join(", "),
+            enrol: v["enrol"].as_str().unwrap().to_string(),
+        }
+    }
 
     /// A clock the test moves (unix ms).
     #[derive(Clone)]
@@ -829,7 +838,7 @@ CREATE TABLE IF NOT EXISTS pg_idgen_edge (
         db.execute("DELETE FROM pg_idgen_edge WHERE kind = ?1", [kind.sql()])
             .unwrap();
         db.execute(
-            PY_INSERT,
+            &shared().enrol,
             params![kind.sql(), 7, 12345, slot, lo_us, hi_us, epoch, "w"],
         )
         .unwrap();
@@ -1124,7 +1133,7 @@ CREATE TABLE IF NOT EXISTS pg_idgen_edge (
     }
 
     #[test]
-    fn the_file_layout_is_the_python_clients() {
+    fn the_file_layout_is_the_shared_one() {
         // Both statements create the same table.
         let info = |db: &Connection| -> Vec<(String, String, bool, Option<String>, i64)> {
             let mut st = db.prepare("PRAGMA table_info(pg_idgen_edge)").unwrap();
@@ -1135,35 +1144,27 @@ CREATE TABLE IF NOT EXISTS pg_idgen_edge (
             .map(Result::unwrap)
             .collect()
         };
+        let shared = shared();
+        assert_eq!(TABLE_SQL, shared.table, "the table is edge_store.json's");
+        assert_eq!(COLUMNS, shared.columns, "the columns are edge_store.json's");
+        // A file made with the shared statement (as the Python client makes it) has this
+        // client's table.
         let py = Connection::open_in_memory().unwrap();
-        py.execute_batch(PY_SCHEMA).unwrap();
+        py.execute_batch(&shared.table).unwrap();
         let rs = Connection::open_in_memory().unwrap();
         EdgeStore::new(&rs, Kind::Xid12, Some("d")).unwrap();
         assert_eq!(info(&py), info(&rs));
         let names: Vec<String> = info(&rs).into_iter().map(|c| c.0).collect();
         assert_eq!(
             names.join(", "),
-            format!("kind, {PY_COLUMNS}"),
+            format!("kind, {}", shared.columns),
             "columns and their order"
         );
-        assert_eq!(COLUMNS, PY_COLUMNS);
-        // The copy above is still the Python client's (when the tree has it).
-        let source = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../python/src/pg_idgen/_edge.py"
-        );
-        if let Ok(python) = std::fs::read_to_string(source) {
-            assert!(python.contains(PY_SCHEMA.trim_start()), "_SCHEMA changed");
-            assert!(python.contains(&format!("_COLUMNS = \"{PY_COLUMNS}\"")));
-            assert!(python.contains(
-                "\"INSERT INTO pg_idgen_edge (kind, grant_id, token, slot, lo_us, hi_us, epoch_ms, writer) \"\n                \"VALUES (?, ?, ?, ?, ?, ?, ?, ?)\""
-            ));
-        }
 
         // A file Python wrote (its table, its insert, its marks) reads here, and continues.
         let clock = Clock::at(S * 1000);
         py.execute(
-            PY_INSERT,
+            &shared.enrol,
             params![
                 "xid12",
                 11,
@@ -1207,7 +1208,8 @@ CREATE TABLE IF NOT EXISTS pg_idgen_edge (
             .query_row(
                 &format!(
                     "SELECT {} FROM pg_idgen_edge WHERE kind = ?",
-                    PY_COLUMNS
+                    shared
+                        .columns
                         .split(", ")
                         .map(|c| format!("typeof({c})"))
                         .collect::<Vec<_>>()

@@ -14,7 +14,6 @@
 use pg_idgen_client::edge::{EdgeId, EdgeStore, Kind};
 use pg_idgen_client::{snowflake, Error, Xid};
 use rusqlite::Connection;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -23,46 +22,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 const DAY_MS: i64 = 86_400_000;
 const LEASE: Duration = Duration::from_secs(28 * 86_400);
 
-fn server() -> Option<(String, u16)> {
-    match (
-        std::env::var("PG_IDGEN_HOST"),
-        std::env::var("PG_IDGEN_PORT"),
-    ) {
-        (Ok(host), Ok(port)) => Some((host, port.parse().expect("PG_IDGEN_PORT is a port"))),
-        _ => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "skipped: PG_IDGEN_HOST and PG_IDGEN_PORT are not set (scripts/test.sh sets them)"
-            );
-            None
-        }
-    }
-}
-
-fn connect(host: &str, port: u16, dbname: &str) -> postgres::Client {
-    postgres::Config::new()
-        .host_path(host)
-        .port(port)
-        .user("postgres")
-        .dbname(dbname)
-        .connect(postgres::NoTls)
-        .unwrap()
-}
-
-/// A fresh database with the extension in schema `ids`.
-fn fresh_database(host: &str, port: u16, db: &str) -> postgres::Client {
-    let mut admin = connect(host, port, "postgres");
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
-        .unwrap();
-    admin
-        .batch_execute(&format!("CREATE DATABASE {db}"))
-        .unwrap();
-    let mut c = connect(host, port, db);
-    c.batch_execute("CREATE SCHEMA ids; CREATE EXTENSION pg_idgen SCHEMA ids;")
-        .unwrap();
-    c
-}
+mod common;
+use common::{fresh_database, server};
 
 fn now_ms() -> i64 {
     SystemTime::now()

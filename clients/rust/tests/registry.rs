@@ -6,55 +6,22 @@
 use pg_idgen_client::registry::{AsyncRegistry, Registry};
 use pg_idgen_client::{snowflake, Error};
 use std::collections::HashSet;
-use std::io::Write;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 const DB: &str = "rust_client_registry";
 
+mod common;
+use common::try_connect as connect;
+
+/// The test cluster, with this file's database made once for all its tests.
 fn server() -> Option<(String, u16)> {
-    match (
-        std::env::var("PG_IDGEN_HOST"),
-        std::env::var("PG_IDGEN_PORT"),
-    ) {
-        (Ok(host), Ok(port)) => {
-            let port = port.parse().expect("PG_IDGEN_PORT is a port");
-            // One database for every test of this file, made once.
-            static MADE: OnceLock<()> = OnceLock::new();
-            MADE.get_or_init(|| fresh_database(&host, port));
-            Some((host, port))
-        }
-        _ => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "skipped: PG_IDGEN_HOST and PG_IDGEN_PORT are not set (scripts/test.sh sets them)"
-            );
-            None
-        }
-    }
-}
-
-fn connect(host: &str, port: u16, dbname: &str) -> Result<postgres::Client, postgres::Error> {
-    postgres::Config::new()
-        .host_path(host)
-        .port(port)
-        .user("postgres")
-        .dbname(dbname)
-        .connect(postgres::NoTls)
-}
-
-/// A fresh database with the extension in schema `ids`, which is not on the search_path.
-fn fresh_database(host: &str, port: u16) {
-    let mut admin = connect(host, port, "postgres").unwrap();
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {DB} WITH (FORCE)"))
-        .unwrap();
-    admin
-        .batch_execute(&format!("CREATE DATABASE {DB}"))
-        .unwrap();
-    let mut c = connect(host, port, DB).unwrap();
-    c.batch_execute("CREATE SCHEMA ids; CREATE EXTENSION pg_idgen SCHEMA ids;")
-        .unwrap();
+    let (host, port) = common::server()?;
+    static MADE: OnceLock<()> = OnceLock::new();
+    MADE.get_or_init(|| {
+        common::fresh_database(&host, port, DB);
+    });
+    Some((host, port))
 }
 
 fn registry(host: &str, port: u16, writer: &str) -> Registry {

@@ -4,51 +4,16 @@
 #![cfg(all(feature = "postgres", feature = "sqlx"))]
 
 use pg_idgen_client::{rapkey, snowflake, Snowflake, Xid, XidGenerator};
-use std::io::Write;
 use std::time::{Duration, UNIX_EPOCH};
 
-fn server() -> Option<(String, u16)> {
-    match (
-        std::env::var("PG_IDGEN_HOST"),
-        std::env::var("PG_IDGEN_PORT"),
-    ) {
-        (Ok(host), Ok(port)) => Some((host, port.parse().expect("PG_IDGEN_PORT is a port"))),
-        _ => {
-            // Straight to stderr: the test harness would capture println!.
-            let _ = writeln!(
-                std::io::stderr(),
-                "skipped: PG_IDGEN_HOST and PG_IDGEN_PORT are not set (scripts/test.sh sets them)"
-            );
-            None
-        }
-    }
-}
+mod common;
+use common::{connect, server};
 
-fn connect(host: &str, port: u16, dbname: &str) -> postgres::Client {
-    postgres::Config::new()
-        .host_path(host)
-        .port(port)
-        .user("postgres")
-        .dbname(dbname)
-        .connect(postgres::NoTls)
-        .unwrap_or_else(|e| panic!("connecting to {host}:{port}/{dbname}: {e}"))
-}
-
-/// A fresh database with the extension in schema `ids`, which is not on the search_path.
+/// A fresh database with the extension in schema `ids`, and a table keyed by xid12.
 fn fresh_database(host: &str, port: u16, name: &str) {
-    let mut admin = connect(host, port, "postgres");
-    for statement in [
-        format!("DROP DATABASE IF EXISTS {name}"),
-        format!("CREATE DATABASE {name}"),
-    ] {
-        admin.batch_execute(&statement).unwrap();
-    }
-    let mut c = connect(host, port, name);
-    c.batch_execute(
-        "CREATE SCHEMA ids; CREATE EXTENSION pg_idgen SCHEMA ids;
-         CREATE TABLE t (id ids.xid12 PRIMARY KEY, n int);",
-    )
-    .unwrap();
+    common::fresh_database(host, port, name)
+        .batch_execute("CREATE TABLE t (id ids.xid12 PRIMARY KEY, n int);")
+        .unwrap();
 }
 
 /// rs/xid's vectors and the extremes.

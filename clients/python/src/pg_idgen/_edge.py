@@ -48,6 +48,10 @@ CREATE TABLE IF NOT EXISTS pg_idgen_edge (
     cloned text              -- set when the registry found this state on another device
 )"""
 _COLUMNS = "grant_id, token, slot, lo_us, hi_us, epoch_ms, writer, syncs, last_id, last_id_us, cloned"
+_ENROL = ("INSERT INTO pg_idgen_edge (kind, grant_id, token, slot, lo_us, hi_us, epoch_ms, writer) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+# The three statements above are tests/vectors/edge_store.json's, which the Rust client's EdgeStore
+# runs too: the same file works with either client.
 
 
 class EdgeError(RegistryError):
@@ -165,10 +169,7 @@ class EdgeStore:
         grant_id, token, kind, slot, epoch_ms, lo_us, hi_us, _ = g
         with self.db:
             self.db.execute("DELETE FROM pg_idgen_edge WHERE kind = ?", (kind,))
-            self.db.execute(
-                "INSERT INTO pg_idgen_edge (kind, grant_id, token, slot, lo_us, hi_us, epoch_ms, writer) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (kind, grant_id, token, slot, lo_us, hi_us, epoch_ms, writer))
+            self.db.execute(_ENROL, (kind, grant_id, token, slot, lo_us, hi_us, epoch_ms, writer))
 
     # --- ids ----------------------------------------------------------------------------
     def next_id(self) -> Union[Xid, int]:

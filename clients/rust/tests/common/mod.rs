@@ -1,0 +1,57 @@
+//! The test cluster that scripts/test.sh starts, for the test files that need a server:
+//! PG_IDGEN_HOST (its socket directory) and PG_IDGEN_PORT; without them the tests say so and
+//! do nothing.
+#![allow(dead_code)] // each test file uses its part
+
+use std::io::Write;
+
+/// The cluster's socket directory and port, or None (and a line on stderr) when not set.
+pub fn server() -> Option<(String, u16)> {
+    match (
+        std::env::var("PG_IDGEN_HOST"),
+        std::env::var("PG_IDGEN_PORT"),
+    ) {
+        (Ok(host), Ok(port)) => Some((host, port.parse().expect("PG_IDGEN_PORT is a port"))),
+        _ => {
+            // Straight to stderr: the test harness would capture println!.
+            let _ = writeln!(
+                std::io::stderr(),
+                "skipped: PG_IDGEN_HOST and PG_IDGEN_PORT are not set (scripts/test.sh sets them)"
+            );
+            None
+        }
+    }
+}
+
+pub fn try_connect(
+    host: &str,
+    port: u16,
+    dbname: &str,
+) -> Result<postgres::Client, postgres::Error> {
+    postgres::Config::new()
+        .host_path(host)
+        .port(port)
+        .user("postgres")
+        .dbname(dbname)
+        .connect(postgres::NoTls)
+}
+
+pub fn connect(host: &str, port: u16, dbname: &str) -> postgres::Client {
+    try_connect(host, port, dbname)
+        .unwrap_or_else(|e| panic!("connecting to {host}:{port}/{dbname}: {e}"))
+}
+
+/// A fresh database with the extension in schema `ids`, which is not on the search_path.
+pub fn fresh_database(host: &str, port: u16, db: &str) -> postgres::Client {
+    let mut admin = connect(host, port, "postgres");
+    admin
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+        .unwrap();
+    admin
+        .batch_execute(&format!("CREATE DATABASE {db}"))
+        .unwrap();
+    let mut c = connect(host, port, db);
+    c.batch_execute("CREATE SCHEMA ids; CREATE EXTENSION pg_idgen SCHEMA ids;")
+        .unwrap();
+    c
+}

@@ -61,11 +61,12 @@ check_regress_files() {
 # the clients' unit tests.
 if [ "$FAST" = yes ]; then
     started=$SECONDS
-    say "fast tier: cargo fmt --check, clippy of the core and the Rust client, the version and upgrade-script checks"
+    say "fast tier: cargo fmt --check, clippy of the core and the Rust client, the version, upgrade-script and map checks"
     (cd "$ROOT" && cargo fmt --all --check &&
         cargo clippy -p idgen-core -p pg-idgen-client --all-features --all-targets -- -D warnings)
     python3 "$ROOT/scripts/release_check.py" "$ROOT"
     python3 "$ROOT/scripts/upgrade_sections.py" --check
+    python3 "$ROOT/scripts/check_map.py" "$ROOT"
     check_regress_files
     say "fast tier: the core's unit, property and trace tests"
     (cd "$ROOT" && cargo test -q -p idgen-core)
@@ -102,9 +103,10 @@ ensure_venv
 for v in "${VERSIONS[@]}"; do fetch_postgres "$v"; use_postgres "$v"; done # fetch every build first: fail early
 
 if wants lint; then
-    say "cargo fmt --check, clippy of the pure core, the upgrade script's copies of sql/*.sql"
+    say "cargo fmt --check, clippy of the pure core, the upgrade script's copies of sql/*.sql, the map in docs/DEVELOPMENT.md"
     (cd "$ROOT" && cargo fmt --all --check && cargo clippy -p idgen-core --all-targets -- -D warnings)
     python3 "$ROOT/scripts/upgrade_sections.py" --check
+    python3 "$ROOT/scripts/check_map.py" "$ROOT"
     check_regress_files
 fi
 if wants packaging; then

@@ -598,12 +598,19 @@ CREATE TABLE idgen_registry_report (
     syncs bigint NOT NULL CHECK (syncs > 0),
     device text NOT NULL,
     last_id_time timestamptz,
-    reported_at timestamptz NOT NULL
+    reported_at timestamptz NOT NULL,
+    attempt bigint               -- the number the device gave its last report (NULL: none)
 );
-COMMENT ON TABLE idgen_registry_report IS 'the last report of each grant''s device: how many there were, from which device, its last id''s time';
+COMMENT ON TABLE idgen_registry_report IS 'the last report of each grant''s device: how many there were, from which device, its last id''s time, its attempt number';
 SELECT pg_catalog.pg_extension_config_dump('idgen_registry_report', '');
 
-CREATE FUNCTION idgen_report(grant_id bigint, token bigint, device text, syncs bigint, last_id_time timestamptz DEFAULT NULL)
+-- attempt: a number the device chose for this report and kept in its own storage before sending
+-- it. When the reply is lost (the server committed, the device never heard), the device sends the
+-- same report again, with the count it had and the same attempt: that is not a second device, and
+-- it gets the count it missed. A copy of the device's state made another report of its own (another
+-- attempt number, or another device name), so it is still told apart.
+CREATE FUNCTION idgen_report(grant_id bigint, token bigint, device text, syncs bigint,
+                             last_id_time timestamptz DEFAULT NULL, attempt bigint DEFAULT NULL)
     RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
@@ -634,6 +641,12 @@ BEGIN
         END IF;
     END IF;
     SELECT * INTO prev FROM @extschema@.idgen_registry_report r WHERE r.grant_id = g.grant_id;
+    IF attempt IS NOT NULL AND prev.attempt = attempt AND syncs = prev.syncs - 1 AND prev.device = device THEN
+        -- The same report again, after its reply was lost: answered as before, nothing counted.
+        UPDATE @extschema@.idgen_registry_report r SET last_id_time = greatest(r.last_id_time, idgen_report.last_id_time)
+            WHERE r.grant_id = g.grant_id;
+        RETURN prev.syncs;
+    END IF;
     IF syncs <> coalesce(prev.syncs, 0) THEN
         RAISE EXCEPTION 'grant % is used by two devices', g.grant_id
             USING ERRCODE = 'unique_violation',
@@ -645,15 +658,16 @@ BEGIN
                   HINT = 'One holds a copy of the other''s state (a cloned image or a restored backup): their ids may repeat. Keep the rows of both apart, check them with idgen_verify and for duplicates before they are merged, and give each device a grant of its own.';
     END IF;
     PERFORM @extschema@.idgen_registry_durable();
-    INSERT INTO @extschema@.idgen_registry_report AS r (grant_id, syncs, device, last_id_time, reported_at)
-        VALUES (g.grant_id, 1, device, last_id_time, server_time)
+    INSERT INTO @extschema@.idgen_registry_report AS r (grant_id, syncs, device, last_id_time, reported_at, attempt)
+        VALUES (g.grant_id, 1, device, last_id_time, server_time, attempt)
         ON CONFLICT ON CONSTRAINT idgen_registry_report_pkey DO UPDATE
         SET syncs = r.syncs + 1, device = excluded.device,
-            last_id_time = greatest(r.last_id_time, excluded.last_id_time), reported_at = excluded.reported_at;
+            last_id_time = greatest(r.last_id_time, excluded.last_id_time), reported_at = excluded.reported_at,
+            attempt = excluded.attempt;
     RETURN coalesce(prev.syncs, 0) + 1;
 END
 $$;
-COMMENT ON FUNCTION idgen_report(bigint, bigint, text, bigint, timestamptz) IS 'an edge device''s report on its grant: returns the count it presents next time; 23505 when the count shows a copy of another device''s state';
+COMMENT ON FUNCTION idgen_report(bigint, bigint, text, bigint, timestamptz, bigint) IS 'an edge device''s report on its grant: returns the count it presents next time; 23505 when the count shows a copy of another device''s state; the same attempt again is answered as before';
 
 -- Provenance -----------------------------------------------------------------------------------
 -- An id's point in the registry's packed space: its slot and id-time. NULL for a negative bigint.

@@ -67,14 +67,29 @@ CREATE TABLE IF NOT EXISTS pg_idgen_edge (
     syncs integer NOT NULL DEFAULT 0,  -- the count the registry gave at the last report
     last_id,                 -- the high-water mark: the last id made (xid12 text, Snowflake int)
     last_id_us integer,      -- its id-time in unix microseconds
-    cloned text              -- set when the registry found this state on another device
+    cloned text,             -- set when the registry found this state on another device
+    attempt integer          -- the number of the report being sent, kept until its reply arrives
 )";
 
 const COLUMNS: &str =
-    "grant_id, token, slot, lo_us, hi_us, epoch_ms, writer, syncs, last_id, last_id_us, cloned";
+    "grant_id, token, slot, lo_us, hi_us, epoch_ms, writer, syncs, last_id, last_id_us, cloned, attempt";
 
 /// How many times `next_id` reads the mark again when another connection moved it in between.
 const MAX_TRIES: usize = 1000;
+
+/// A report's attempt number: random (std's per-process hash keys, with the clock and the
+/// process id mixed in), positive. A copy of the file reports with a number of its own.
+fn attempt_number() -> i64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.write_u32(std::process::id());
+    (h.finish() >> 1).max(1) as i64
+}
 
 /// Microseconds per unit of the kind's id-time.
 fn unit_us(kind: Kind) -> i64 {
@@ -217,6 +232,7 @@ struct Row {
     last_id: Value,
     last_id_us: Option<i64>,
     cloned: Option<String>,
+    attempt: Option<i64>,
 }
 
 impl Row {
@@ -233,6 +249,7 @@ impl Row {
             last_id: r.get(8)?,
             last_id_us: r.get(9)?,
             cloned: r.get(10)?,
+            attempt: r.get(11)?,
         })
     }
 }
@@ -585,6 +602,21 @@ impl<'c> EdgeStore<'c> {
             ),
         })?;
         let renew_ms = renew.map(lease_ms).transpose()?;
+        // This report's number, kept in the file until its reply arrives: when the reply is
+        // lost, the next sync sends the same report again, and the registry answers it as before.
+        let attempt = match r.attempt {
+            Some(a) => a,
+            None => {
+                let a = attempt_number();
+                self.db
+                    .execute(
+                        "UPDATE pg_idgen_edge SET attempt = ?1 WHERE kind = ?2",
+                        params![a, self.kind.sql()],
+                    )
+                    .map_err(sqlite)?;
+                a
+            }
+        };
         if renew_ms.is_none() {
             // Before the server frees the id-time after the last id, this file stops using it.
             let end = r
@@ -601,7 +633,7 @@ impl<'c> EdgeStore<'c> {
             let count: i64 = tx
                 .query_typed_one(
                     &format!(
-                        "SELECT {schema}.idgen_report($1::int8, $2::int8, $3::text, $4::int8, {AT_US})"
+                        "SELECT {schema}.idgen_report($1::int8, $2::int8, $3::text, $4::int8, {AT_US}, $6::int8)"
                     ),
                     &[
                         (&r.grant_id, Type::INT8),
@@ -609,6 +641,7 @@ impl<'c> EdgeStore<'c> {
                         (&self.device, Type::TEXT),
                         (&r.syncs, Type::INT8),
                         (&r.last_id_us, Type::INT8),
+                        (&attempt, Type::INT8),
                     ],
                 )?
                 .get(0);
@@ -647,7 +680,7 @@ impl<'c> EdgeStore<'c> {
                 [self.kind.sql()],
             ),
             Some(hi_us) => tx.execute(
-                "UPDATE pg_idgen_edge SET syncs = ?1, hi_us = ?2 WHERE kind = ?3",
+                "UPDATE pg_idgen_edge SET syncs = ?1, hi_us = ?2, attempt = NULL WHERE kind = ?3",
                 params![count, hi_us, self.kind.sql()],
             ),
         }

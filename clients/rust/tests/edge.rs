@@ -346,3 +346,46 @@ fn snowflake_edge_sync_and_release() {
     drop(d);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A sync whose report the server committed but whose reply was lost: the file still holds its
+/// count and the report's attempt number, and the next sync sends the same report again, which
+/// the registry answers as before instead of taking it for a copy (23505).
+#[test]
+fn a_lost_sync_reply_is_not_taken_for_a_copy() {
+    let Some((host, port)) = server() else { return };
+    let mut pg = fresh_database(&host, port, "rust_client_edge_lost_reply");
+    let dir = temp_dir("lost-reply");
+    let clock = Clock::now();
+    let db = device_file(&dir.join("tablet.db"));
+    let store = EdgeStore::new(&db, Kind::Xid12, Some("tablet"))
+        .unwrap()
+        .clock(clock.f());
+    let g = store
+        .enrol(&mut pg, Some("edge-test@tablet"), LEASE, "edge")
+        .unwrap();
+    offline(&db, &store, &clock, 1, 10, 0);
+    // The report as the sync sends it, committed on the server; the reply never reached the
+    // device, which had stored the attempt number before sending.
+    db.execute("UPDATE pg_idgen_edge SET attempt = 424242", [])
+        .unwrap();
+    let token: i64 = db
+        .query_row("SELECT token FROM pg_idgen_edge", [], |r| r.get(0))
+        .unwrap();
+    let count: i64 = pg
+        .query_one(
+            "SELECT ids.idgen_report($1, $2, 'tablet', 0, NULL, 424242)",
+            &[&g.grant_id, &token],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(count, 1);
+    offline(&db, &store, &clock, 1, 10, 10);
+    let again = store.sync(&mut pg, Some(LEASE)).unwrap().unwrap();
+    assert_eq!(again.syncs, 1, "the count it missed, not EdgeCloned");
+    let attempt: Option<i64> = db
+        .query_row("SELECT attempt FROM pg_idgen_edge", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(attempt, None, "cleared with the reply");
+    assert_eq!(report(&mut pg, g.grant_id), ("tablet".to_string(), 1));
+    assert_eq!(store.sync(&mut pg, Some(LEASE)).unwrap().unwrap().syncs, 2);
+}

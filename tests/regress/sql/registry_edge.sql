@@ -41,9 +41,19 @@ SELECT r.state, r.message FROM e, pg_temp.report_error(format($$SELECT idgen_rep
 SELECT r.state, r.message FROM e, pg_temp.report_error(format($$SELECT idgen_report(%s, %s, 'device-a', -1)$$, grant_id, token)) r;
 SELECT r.state, r.message FROM e, pg_temp.report_error(format($$SELECT idgen_report(%s, %s, %L, 2)$$, grant_id, token, repeat('d', 257))) r;
 
+-- A lost reply: device-a sends report 3 with attempt 7001; the server counts it, the device never
+-- hears. Sent again (the same count 2 and attempt), it gets 3 again, and nothing is counted.
+SELECT idgen_report(grant_id, token, 'device-a', 2, lo + interval '4 hours', 7001) AS third FROM e;
+SELECT idgen_report(grant_id, token, 'device-a', 2, lo + interval '5 hours', 7001) AS third_again FROM e;
+SELECT device, syncs, attempt, last_id_time = e.lo + interval '5 hours' AS latest FROM idgen_registry_report JOIN e USING (grant_id);
+-- Count 2 with another attempt, or from another device with the same attempt: a copy, 23505.
+SELECT r.state, r.message FROM e, pg_temp.report_error(format($$SELECT idgen_report(%s, %s, 'device-a', 2, NULL, 7002)$$, grant_id, token)) r;
+SELECT r.state, r.message FROM e, pg_temp.report_error(format($$SELECT idgen_report(%s, %s, 'device-b', 2, NULL, 7001)$$, grant_id, token)) r;
+SELECT r.state, r.message FROM e, pg_temp.report_error(format($$SELECT idgen_report(%s, %s, 'device-a', 2)$$, grant_id, token)) r;
+
 -- Back at its sync the device reports, then releases what it did not use: the window ends just
 -- after its last id, and the slot's later id-time is free.
-SELECT idgen_report(grant_id, token, 'device-a', 2, lo + interval '5 hours') AS third FROM e;
+SELECT idgen_report(grant_id, token, 'device-a', 3, lo + interval '5 hours') AS fourth FROM e;
 SELECT r.hi = date_trunc('second', e.lo + interval '5 hours') + interval '1 second' AS ends_after_last_id
 FROM e, idgen_release(e.grant_id, e.token, e.lo + interval '5 hours') r;
 SELECT count(*) FROM e2, idgen_release(e2.grant_id, e2.token, '-infinity');

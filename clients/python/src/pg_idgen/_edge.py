@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import secrets
 import socket
 import sqlite3
 import time as _time
@@ -45,9 +46,10 @@ CREATE TABLE IF NOT EXISTS pg_idgen_edge (
     syncs integer NOT NULL DEFAULT 0,  -- the count the registry gave at the last report
     last_id,                 -- the high-water mark: the last id made (xid12 text, Snowflake int)
     last_id_us integer,      -- its id-time in unix microseconds
-    cloned text              -- set when the registry found this state on another device
+    cloned text,             -- set when the registry found this state on another device
+    attempt integer          -- the number of the report being sent, kept until its reply arrives
 )"""
-_COLUMNS = "grant_id, token, slot, lo_us, hi_us, epoch_ms, writer, syncs, last_id, last_id_us, cloned"
+_COLUMNS = "grant_id, token, slot, lo_us, hi_us, epoch_ms, writer, syncs, last_id, last_id_us, cloned, attempt"
 _ENROL = ("INSERT INTO pg_idgen_edge (kind, grant_id, token, slot, lo_us, hi_us, epoch_ms, writer) "
           "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
 # The three statements above are tests/vectors/edge_store.json's, which the Rust client's EdgeStore
@@ -183,7 +185,7 @@ class EdgeStore:
             if r is None:
                 raise EdgeError(f"this store holds no {self.kind} grant on device "
                                 f"{self.device!r}: enrol it first")
-            grant_id, _, slot, lo_us, hi_us, epoch_ms, _, _, last, last_us, cloned = r
+            grant_id, _, slot, lo_us, hi_us, epoch_ms, _, _, last, last_us, cloned, _ = r
             if cloned is not None:
                 raise EdgeCloned(f"no id is made: {cloned}")
             now_us = self._now_us()
@@ -253,8 +255,14 @@ class EdgeStore:
         r = self._row()
         if r is None:
             raise EdgeError(f"this store holds no {self.kind} grant on device {self.device!r}")
-        grant_id, token, _, lo_us, _, _, _, syncs, last, last_us, _ = r
+        grant_id, token, _, lo_us, _, _, _, syncs, last, last_us, _, attempt = r
         last_time = _moment(last_us)
+        if attempt is None:
+            # This report's number, kept until its reply arrives: when the reply is lost, the
+            # next sync sends the same report again, and the registry answers it as before.
+            attempt = secrets.randbits(63) or 1
+            with self.db:
+                self.db.execute("UPDATE pg_idgen_edge SET attempt = ? WHERE kind = ?", (attempt, self.kind))
         if renew is None:
             # Before the server frees the id-time after the last id, this file stops using it.
             end = lo_us if last_us is None else last_us + _US[self.kind]
@@ -264,7 +272,7 @@ class EdgeStore:
 
         def calls(sql):
             count = pg_conn.execute(sql["report"], (grant_id, token, self.device, syncs,
-                                                    last_time), prepare=False).fetchone()[0]
+                                                    last_time, attempt), prepare=False).fetchone()[0]
             if renew is None:
                 pg_conn.execute(sql["release"], (grant_id, token, last_time or "-infinity"),
                                 prepare=False)
@@ -278,7 +286,7 @@ class EdgeStore:
             if hi_us is None:
                 self.db.execute("DELETE FROM pg_idgen_edge WHERE kind = ?", (self.kind,))
             else:
-                self.db.execute("UPDATE pg_idgen_edge SET syncs = ?, hi_us = ? WHERE kind = ?",
+                self.db.execute("UPDATE pg_idgen_edge SET syncs = ?, hi_us = ?, attempt = NULL WHERE kind = ?",
                                 (count, hi_us, self.kind))
         return self.grant
 

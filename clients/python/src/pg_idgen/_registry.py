@@ -345,7 +345,7 @@ def _statements(schema: str) -> dict:
         "acquire_default": f"SELECT {row} FROM {schema}.idgen_acquire(%s, %s, pool => %s)",
         "renew": f"SELECT {row} FROM {schema}.idgen_renew(%s, %s, %s::interval)",
         "release": f"SELECT grant_id FROM {schema}.idgen_release(%s, %s, %s::timestamptz)",
-        "report": f"SELECT {schema}.idgen_report(%s, %s, %s, %s, %s::timestamptz)",
+        "report": f"SELECT {schema}.idgen_report(%s, %s, %s, %s, %s::timestamptz, %s::int8)",
     }
 
 

@@ -144,3 +144,48 @@ def test_snowflake_edge_sync_and_release(tmp_path):
         assert store.sync(pg, renew=None) is None
         hi = grant_row(pg, g.grant_id)[3]
         assert hi == pg_idgen.snowflake_time(ids[-1], g.epoch_ms) + dt.timedelta(milliseconds=1)
+
+
+class ReplyLost(Exception):
+    pass
+
+
+def test_a_lost_sync_reply_is_not_taken_for_a_copy(tmp_path):
+    """The server commits a sync's report and renewal, and the reply never arrives. The next sync
+    sends the same report again (the attempt number kept in the file): the registry answers as
+    before instead of raising 23505, and the device goes on; a copy of the file made before the
+    lost reply, on another device, is still found."""
+    db_name = fresh_database("client_edge_lost_reply", extension=True)
+    with connect(dbname=db_name) as pg:
+        clock = Clock()
+        db = device_file(tmp_path / "tablet.db")
+        store = EdgeStore(db, "xid12", device="tablet", clock=clock)
+        g = store.enrol(pg, "edge-test@tablet", lease=LEASE)
+        offline(db, store, clock, days=1, per_day=10)
+        real_server = store._server
+
+        def commit_then_lose_the_reply(pg_conn, run):
+            real_server(pg_conn, run)
+            raise ReplyLost()
+
+        store._server = commit_then_lose_the_reply
+        with pytest.raises(ReplyLost):
+            store.sync(pg, renew=LEASE)
+        del store._server
+        assert pg.execute("SELECT syncs FROM idgen_registry_report WHERE grant_id = %s",
+                          [g.grant_id]).fetchone()[0] == 1
+        clone = sqlite3.connect(tmp_path / "tablet-copy.db")
+        db.backup(clone)  # made while the reply was lost: the same count and attempt
+        assert db.execute("SELECT syncs, attempt IS NOT NULL FROM pg_idgen_edge").fetchone() == (0, 1)
+
+        offline(db, store, clock, days=1, per_day=10, start=10)
+        assert store.sync(pg, renew=LEASE).syncs == 1  # the count it missed, not EdgeCloned
+        assert db.execute("SELECT syncs, attempt FROM pg_idgen_edge").fetchone() == (1, None)
+        assert pg.execute("SELECT device, syncs FROM idgen_registry_report WHERE grant_id = %s",
+                          [g.grant_id]).fetchone() == ("tablet", 1)
+        assert store.sync(pg, renew=LEASE).syncs == 2  # and on as usual
+
+        copy = EdgeStore(clone, "xid12", device="tablet-2", clock=clock)
+        with pytest.raises(EdgeCloned) as e:
+            copy.sync(pg, renew=LEASE)
+        assert "'tablet-2'" in e.value.detail and "'tablet'" in e.value.detail

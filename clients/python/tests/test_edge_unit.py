@@ -266,3 +266,15 @@ def test_the_file_layout_is_the_shared_one():
     db = sqlite3.connect(":memory:")
     EdgeStore(db, "xid12", clock=Clock(T0))
     assert [row[1] for row in db.execute("PRAGMA table_info(pg_idgen_edge)")] == ["kind"] + shared["columns"]
+
+
+def test_enrol_and_sync_refuse_inside_the_callers_transaction(tmp_path):
+    """They commit their own writes, which would commit the caller's unfinished batch too."""
+    conn, store = enrolled(tmp_path / "d.db", "xid12", Clock(T0 + 60))
+    conn.execute("INSERT INTO rows VALUES (?, ?)", (str(store.next_id()), 1))
+    assert conn.in_transaction
+    for call in (lambda: store.sync(None), lambda: store.enrol(None, "w")):
+        with pytest.raises(EdgeError, match="inside a transaction"):
+            call()
+    conn.rollback()
+    assert conn.execute("SELECT count(*) FROM rows").fetchone()[0] == 0

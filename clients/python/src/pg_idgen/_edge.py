@@ -130,6 +130,13 @@ class EdgeStore:
     def _now_us(self) -> int:
         return _time.time_ns() // 1000 if self._clock is None else round(self._clock() * 1e6)
 
+    def _outside_sqlite_transaction(self) -> None:
+        """enrol and sync commit their own writes: inside the caller's transaction they would
+        commit its unfinished rows and marks with them, even when the server call then fails."""
+        if self.db.in_transaction:
+            raise EdgeError("the SQLite connection is inside a transaction: enrol and sync commit "
+                            "their writes to the file themselves; call them outside one")
+
     def _row(self):
         return self.db.execute(f"SELECT {_COLUMNS} FROM pg_idgen_edge WHERE kind = ?",
                                (self.kind,)).fetchone()
@@ -155,6 +162,7 @@ class EdgeStore:
         connection outside a transaction) and keeps it in the SQLite file (committed).
         ``writer`` defaults to the device name. Refuses while the file holds a live grant (one
         whose window has not ended on this clock, and not found cloned)."""
+        self._outside_sqlite_transaction()
         r = self._row()
         if r is not None and r[10] is None and self._now_us() < r[4]:
             raise EdgeError(f"this store already holds {self._what(r)}: sync it, or release it "
@@ -252,6 +260,7 @@ class EdgeStore:
         :class:`EdgeCloned` when the registry shows this state continued on another device
         (the store then makes no more ids of this grant); other server errors as the
         registry's (:class:`RegistryError` subclasses with ``sqlstate``)."""
+        self._outside_sqlite_transaction()
         r = self._row()
         if r is None:
             raise EdgeError(f"this store holds no {self.kind} grant on device {self.device!r}")

@@ -15,12 +15,28 @@
 # behind, its ids can repeat the old primary's; the script reports how many did and does not
 # fail on them.
 #
+# The writer registry (sql/registry.sql), on every version: grants made on the primary just
+# before the stop never reach the standby (its walreceiver is stopped first: primary_conninfo
+# emptied), and the same grants are missing from two restores taken before them: a base backup
+# recovered to a new timeline (recovery_target 'immediate', promoted) and a pg_dump restored into
+# a new cluster (another system identifier). On each of the three:
+#  - exactly the lost grants are missing;
+#  - every pool refuses to grant (55000) until its longest lease and the margin have passed, the
+#    app pool's fence ends after every lost app grant's end, and a grant that had ended before
+#    the fence is lost on renew (55000);
+#  - once the fence of the short-lease pools ends (pool rows with 3 s leases, made before any
+#    grant: about a minute, the three fences run together), new grants on the very slots of the
+#    lost grants overlap none of the old history's grants and start after the end of every lost
+#    grant of those pools.
+#
 #   bash scripts/failover.sh [--installed] [VERSION]
 #
 # --installed: the extension is already installed into that version's PostgreSQL (test.sh
 # passes it); without it the script installs a debug build first. Ports: scripts/lib.sh's PORTS
-# (fo-primary, fo-standby).
+# (fo-primary, fo-standby; fo-restore and fo-dump below unless lib.sh names them).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+PORTS[fo-restore]=${PORTS[fo-restore]:-$((TEST_PORT - 13))}
+PORTS[fo-dump]=${PORTS[fo-dump]:-$((TEST_PORT - 14))}
 
 INSTALLED=no
 if [ "${1:-}" = --installed ]; then INSTALLED=yes; shift; fi
@@ -29,9 +45,14 @@ PRIMARY=fo-primary
 STANDBY=fo-standby
 PRIMARY_PORT=${PORTS[$PRIMARY]}
 STANDBY_PORT=${PORTS[$STANDBY]}
+# The base backup restored to a new timeline, and the cluster the dump is restored into.
+RESTORE=fo-restore
+DUMPED=fo-dump
+RESTORE_PORT=${PORTS[$RESTORE]}
+DUMPED_PORT=${PORTS[$DUMPED]}
 # How far the standby's clock is behind.
 SKEW_S=3
-trap 'stop_cluster $PRIMARY; stop_cluster $STANDBY' EXIT
+trap 'stop_cluster $PRIMARY; stop_cluster $STANDBY; stop_cluster $RESTORE; stop_cluster $DUMPED' EXIT
 export PGCTLTIMEOUT=${PGCTLTIMEOUT:-300}
 
 # q CLUSTER PORT SQL: one value, unaligned.
@@ -62,6 +83,126 @@ load() {
         -h "$(socket_dir "$1")" -p "$2" -U postgres postgres >"$OUT/pgbench-$3.log" 2>&1 || true
 }
 
+# fresh_dir CLUSTER: an empty cluster directory for a data directory that pg_basebackup makes.
+fresh_dir() {
+    stop_cluster "$1"
+    $SUDO rm -rf "${CLUSTERS:?}/$1"
+    $SUDO mkdir -p "$CLUSTERS/$1/sock"
+    echo "$BINDIR" | $SUDO tee "$CLUSTERS/$1/bindir" >/dev/null
+    $SUDO chown -R postgres:postgres "$CLUSTERS/$1"
+}
+
+# The registry where the grants LOST_IDS never arrived ----------------------------------------
+# The pools whose fence the test waits out: their longest lease is 3 s (pool rows below).
+SHORT_POOLS="'short', 'edge'"
+
+# fenced CLUSTER PORT POOL KIND: idgen_acquire in POOL is refused by the fence, SQLSTATE 55000;
+# prints the moment the message says the fence ends.
+fenced() {
+    local out=$OUT/$1-fenced-$3-$4.out
+    if psql_at "$1" "$2" postgres -At -v VERBOSITY=verbose \
+        -c "SELECT idgen_acquire('$4', 'fenced', '1 second', '$3')" >"$out" 2>&1; then
+        die "$1: idgen_acquire('$4') in pool '$3' granted $(cat "$out") while the registry is fenced"
+    fi
+    grep -q "ERROR:  55000: the writer registry grants nothing in pool '$3' until" "$out" ||
+        { cat "$out"; die "$1: idgen_acquire in pool '$3' failed, but not with the fence's 55000"; }
+    sed -n "s/.*grants nothing in pool '$3' until \(.*\)$/\1/p" "$out" | head -1
+}
+
+# registry_lost CLUSTER PORT: on a registry that came from the old primary without the grants
+# LOST_IDS (a promoted standby, a restore), right after it came up: exactly those are missing,
+# every pool is fenced (55000; the app pool until after every lost app grant has ended), and the
+# grant EARLY_ID, which had ended before, is lost on renew (55000). This first registry call
+# starts the fence. Leaves the tables fo_source (every grant of the old primary when it
+# stopped), fo_lost (those missing here) and fo_new (for registry_after_fence).
+registry_lost() {
+    local c=$1 p=$2 lost pool kind until short_until app_until since
+    psql_at "$c" "$p" postgres \
+        -c "CREATE TABLE fo_source (grant_id bigint, kind text, pool text, slot integer,
+                                    lo timestamptz, hi timestamptz, reserved boolean)" \
+        -c "\\copy fo_source FROM '$OUT/source-grants.csv' WITH (FORMAT csv)" \
+        -c "CREATE TABLE fo_lost AS SELECT s.* FROM fo_source s WHERE NOT EXISTS (SELECT FROM idgen_grants g
+                WHERE (g.grant_id, g.kind, g.slot, g.lo) = (s.grant_id, s.kind, s.slot, s.lo))" \
+        -c "CREATE TABLE fo_new (grant_id bigint PRIMARY KEY)"
+    lost=$(q "$c" "$p" "SELECT coalesce(string_agg(grant_id::text, ',' ORDER BY grant_id), '') FROM fo_lost")
+    [ "$lost" = "$LOST_IDS" ] ||
+        die "$c: the old primary's grants missing here are [$lost], but the lost ones are [$LOST_IDS]"
+    for pool in short edge app; do
+        for kind in snowflake xid12; do
+            until=$(fenced "$c" "$p" "$pool" "$kind")
+            case $pool in short) short_until=$until ;; app) app_until=$until ;; esac
+        done
+    done
+    # The refused calls rolled back their idgen_registry_origin row; the fence's start is kept
+    # (idgen_registry_noticed_ms) and the message names it and why.
+    since=$(sed -n 's/^DETAIL:  At \(.*\) the registry found itself on .*/\1/p' "$OUT/$c-fenced-short-snowflake.out")
+    [ -n "$since" ] || { cat "$OUT/$c-fenced-short-snowflake.out"; die "$c: the fence's message names no start"; }
+    sed -n "s/^DETAIL:  At .* the registry found itself on \(.*\); grants made there.*/  $c: fenced: \1/p" \
+        "$OUT/$c-fenced-short-snowflake.out"
+    # The app pool's fence (1 hour and the margin) ends after the end of every lost app grant.
+    read -r app_after app_ok short_fence <<<"$(q "$c" "$p" "
+        SELECT round(extract(epoch FROM '$app_until'::timestamptz - max(hi)), 1),
+               '$app_until'::timestamptz > max(hi),
+               round(extract(epoch FROM '$short_until'::timestamptz - '$since'::timestamptz), 1)
+        FROM fo_lost WHERE pool = 'app'" | tr '|' ' ')"
+    [ "$app_ok" = t ] || die "$c: pool 'app' is fenced until $app_until, before the end of a lost app grant ($app_after s)"
+    if q "$c" "$p" "SELECT idgen_renew($EARLY_ID, $EARLY_TOKEN)" >"$OUT/$c-renew-early.out" 2>&1; then
+        die "$c: grant $EARLY_ID, which had ended before the fence, renewed: $(cat "$OUT/$c-renew-early.out")"
+    fi
+    grep -q "grant lost: grant $EARLY_ID had ended when the registry was fenced" "$OUT/$c-renew-early.out" ||
+        { cat "$OUT/$c-renew-early.out"; die "$c: the renewal of grant $EARLY_ID failed, but not as lost"; }
+    echo "$c: the $(tr ',' '\n' <<<"$LOST_IDS" | wc -l) lost grants are missing; fenced since $since," \
+        "every pool refuses (55000): short and edge for $short_fence s, app until $app_until," \
+        "$app_after s after the end of its latest lost grant; grant $EARLY_ID, ended before, is lost on renew (55000)"
+}
+
+# registry_after_fence CLUSTER PORT: waits out the fence of the short-lease pools, polling
+# idgen_acquire (each refusal must be the fence's), then takes every slot of those pools (the
+# slots the lost grants had) and checks the new windows against the old primary's grants: none
+# overlaps one of the same slot, and each starts after the end of every lost grant of those pools.
+registry_after_fence() {
+    local c=$1 p=$2 refusals=0 deadline=$((SECONDS + 240)) acquire
+    acquire="INSERT INTO fo_new SELECT grant_id FROM idgen_acquire"
+    until q "$c" "$p" "$acquire('snowflake', 'after-fence', '3 seconds', 'short')" >/dev/null 2>"$OUT/$c-wait.err"; do
+        [ "$SECONDS" -lt "$deadline" ] || { cat "$OUT/$c-wait.err"; die "$c: the fence of pool 'short' did not end in 240 s"; }
+        grep -q "grants nothing in pool 'short' until" "$OUT/$c-wait.err" ||
+            { cat "$OUT/$c-wait.err"; die "$c: idgen_acquire after the fence failed, but not with the fence's error"; }
+        refusals=$((refusals + 1))
+        sleep 0.5
+    done
+    q "$c" "$p" "$acquire('snowflake', 'after-fence', '3 seconds', 'short');
+                 $acquire('xid12', 'after-fence', '3 seconds', 'short');
+                 $acquire('xid12', 'after-fence', '3 seconds', 'short');
+                 $acquire('snowflake', 'after-fence', '3 seconds', 'edge');
+                 $acquire('xid12', 'after-fence', '3 seconds', 'edge')" >/dev/null
+    local new same overlaps early_starts gap first_lo last_hi fence_s
+    read -r new same overlaps early_starts gap first_lo last_hi fence_s <<<"$(q "$c" "$p" "
+        WITH new AS (SELECT g.* FROM idgen_grants g JOIN fo_new USING (grant_id)),
+             lost AS (SELECT * FROM fo_lost WHERE pool IN ($SHORT_POOLS))
+        SELECT (SELECT count(*) FROM new),
+               (SELECT count(*) FROM new n WHERE EXISTS (SELECT FROM lost l WHERE (l.kind, l.slot) = (n.kind, n.slot))),
+               (SELECT count(*) FROM new n JOIN fo_source s ON (s.kind, s.slot) = (n.kind, n.slot)
+                                                             AND tstzrange(s.lo, s.hi) && tstzrange(n.lo, n.hi)),
+               (SELECT count(*) FROM new n WHERE n.lo < (SELECT max(hi) FROM lost)),
+               round(extract(epoch FROM (SELECT min(lo) FROM new) - (SELECT max(hi) FROM lost)), 3),
+               to_char((SELECT min(lo) FROM new) AT TIME ZONE 'UTC', 'HH24:MI:SS.MS'),
+               to_char((SELECT max(hi) FROM lost) AT TIME ZONE 'UTC', 'HH24:MI:SS.MS'),
+               round(extract(epoch FROM (SELECT min(granted_at) FROM new)
+                     - (SELECT seen_at FROM idgen_registry_origin WHERE fenced ORDER BY seen_at DESC LIMIT 1)), 1)" |
+        tr '|' ' ')"
+    echo "$c: after $refusals refusals, the fence ended: the first new grant $fence_s s after it began;" \
+        "$new new grants, $same on a slot a lost grant had, $overlaps overlap a window of the old primary;" \
+        "the first new window starts at $first_lo UTC, $gap s after the last lost window's end ($last_hi UTC)"
+    [ "$new" = 6 ] || die "$c: expected 6 new grants in the short-lease pools, got $new"
+    [ "$same" = 6 ] || die "$c: $((6 - same)) new grants are on a slot no lost grant had: the pools' slots are not those of the lost grants"
+    [ "$overlaps" = 0 ] || die "$c: $overlaps new grants overlap a window of the old primary on the same slot"
+    [ "$early_starts" = 0 ] || die "$c: $early_starts new windows start before the end of a lost grant ($first_lo < $last_hi)"
+    local pairs
+    pairs=$(q "$c" "$p" "SELECT count(*) FROM idgen_registry_grant a JOIN idgen_registry_grant b
+        ON a.kind = b.kind AND a.slot = b.slot AND a.grant_id < b.grant_id AND a.span && b.span")
+    [ "$pairs" = 0 ] || die "$c: $pairs pairs of grants in the registry overlap"
+}
+
 use_postgres "$VERSION"
 [ "$INSTALLED" = yes ] || install_extension debug
 OUT=$ROOT/target/failover-pg$PG_MAJOR
@@ -79,6 +220,14 @@ say "PostgreSQL $PG_MAJOR: a primary and a streaming standby, worker_id 5 on bot
 start_cluster $PRIMARY "$PRIMARY_PORT" preload "pg_idgen.worker_id = 5"
 psql_at $PRIMARY "$PRIMARY_PORT" postgres -c "CREATE EXTENSION pg_idgen" \
     -c "CREATE TABLE ids (id bigint NOT NULL, node text NOT NULL)"
+# Pools, before any grant: 'app' keeps its 1-hour leases on fewer slots; 'short' and 'edge' have
+# 3-second leases (so their fence ends a minute after a failover) and so few slots that new grants
+# after the fence must take the slots the lost grants had. No two pools share a slot: a pool
+# whose fence has ended could otherwise grant a slot inside a lost grant of a longer-lease pool.
+psql_at $PRIMARY "$PRIMARY_PORT" postgres -c "INSERT INTO idgen_registry_pool VALUES
+    ('app', '[0,512)', '[0,8388608)', '1 hour'),
+    ('short', '[512,514)', '[8388608,8388610)', '3 seconds'),
+    ('edge', '[768,769)', '[12582912,12582913)', '3 seconds')"
 # The base backup carries the primary's mark file as it is now: nothing issued yet.
 stop_cluster $STANDBY
 $SUDO rm -rf "${CLUSTERS:?}/$STANDBY"
@@ -114,6 +263,27 @@ read -r grant_id grant_token <<<"$(q $PRIMARY "$PRIMARY_PORT" \
 echo "grant $grant_id of xid12 machine id $(q $PRIMARY "$PRIMARY_PORT" "SELECT slot FROM idgen_grants WHERE grant_id = $grant_id")"
 wait_for $STANDBY "$STANDBY_PORT" "SELECT count(*) = 1 FROM idgen_registry_grant WHERE grant_id = $grant_id" 120
 
+say "a base backup and a dump of the primary, then later grants"
+# A 3-second grant, ended long before any fence: everywhere it is found, it is lost on renew.
+read -r EARLY_ID EARLY_TOKEN <<<"$(q $PRIMARY "$PRIMARY_PORT" \
+    "SELECT grant_id, token FROM idgen_acquire('snowflake', 'early', '3 seconds', 'short')" | tr '|' ' ')"
+wait_for $STANDBY "$STANDBY_PORT" "SELECT count(*) = 1 FROM idgen_registry_grant WHERE grant_id = $EARLY_ID" 120
+# The base backup is recovered later to a new timeline (recovery_target 'immediate', promoted).
+fresh_dir $RESTORE
+as_postgres "$BINDIR/pg_basebackup" -D "$CLUSTERS/$RESTORE/data" -X stream -c fast \
+    -h "$(socket_dir $PRIMARY)" -p "$PRIMARY_PORT" -U postgres
+as_postgres tee -a "$CLUSTERS/$RESTORE/data/postgresql.conf" >/dev/null <<CONF
+port = $RESTORE_PORT
+unix_socket_directories = '$CLUSTERS/$RESTORE/sock'
+restore_command = '/bin/false'
+recovery_target = 'immediate'
+recovery_target_action = 'promote'
+CONF
+as_postgres touch "$CLUSTERS/$RESTORE/data/recovery.signal"
+"$BINDIR/pg_dump" -Fc -f "$OUT/postgres.dump" -h "$(socket_dir $PRIMARY)" -p "$PRIMARY_PORT" -U postgres postgres
+echo "base backup and dump taken with $(q $PRIMARY "$PRIMARY_PORT" "SELECT count(*) FROM idgen_registry_grant") grants" \
+    "in the registry (grant $EARLY_ID of 3 s among them)"
+
 say "a standby in recovery issues no id"
 if q $STANDBY "$STANDBY_PORT" "SELECT gen_snowflake()" >"$OUT/standby-recovery.out" 2>&1; then
     die "gen_snowflake() on a standby in recovery returned $(cat "$OUT/standby-recovery.out")"
@@ -128,6 +298,28 @@ load_pid=$!
 # Stop in the middle of the load, once it has run about 2 s and its rows reach the standby.
 wait_for $STANDBY "$STANDBY_PORT" "SELECT count(*) >= 20000 FROM ids" 120
 sleep 2
+# The pool 'short''s slots are free again once grant EARLY_ID has ended.
+wait_for $PRIMARY "$PRIMARY_PORT" "SELECT hi <= clock_timestamp() FROM idgen_grants WHERE grant_id = $EARLY_ID" 120
+# The standby stops receiving: its walreceiver ends and is not started again (no primary_conninfo).
+q $STANDBY "$STANDBY_PORT" "ALTER SYSTEM SET primary_conninfo = ''" >/dev/null
+q $STANDBY "$STANDBY_PORT" "SELECT pg_reload_conf()" >/dev/null
+wait_for $STANDBY "$STANDBY_PORT" "SELECT count(*) = 0 FROM pg_stat_wal_receiver" 120
+received=$(q $STANDBY "$STANDBY_PORT" "SELECT pg_last_wal_receive_lsn()")
+# Grants the standby never receives, made just before the stop: both kinds in every pool, two in
+# each of the pool 'short''s two slots.
+LOST_IDS=$(q $PRIMARY "$PRIMARY_PORT" "
+    SELECT string_agg(a.grant_id::text, ',' ORDER BY a.grant_id)
+    FROM (VALUES ('snowflake', 'short', '3 seconds'), ('snowflake', 'short', '3 seconds'),
+                 ('xid12', 'short', '3 seconds'), ('xid12', 'short', '3 seconds'),
+                 ('snowflake', 'edge', '3 seconds'), ('xid12', 'edge', '3 seconds'),
+                 ('snowflake', 'app', '1 hour'), ('xid12', 'app', '1 hour')) v(kind, pool, lease)
+    CROSS JOIN LATERAL idgen_acquire(v.kind, 'lost', v.lease::interval, v.pool) a")
+psql_at $PRIMARY "$PRIMARY_PORT" postgres \
+    -c "\\copy (SELECT grant_id, kind, pool, slot, lo, hi, reserved FROM idgen_grants) TO '$OUT/source-grants.csv' WITH (FORMAT csv)"
+q $PRIMARY "$PRIMARY_PORT" "SELECT format('  lost %s grant %s (%s slot %s): [%s, %s)', pool, grant_id, kind, slot, lo, hi)
+    FROM idgen_grants WHERE grant_id IN ($LOST_IDS) ORDER BY grant_id"
+echo "the standby stopped receiving at $received; the primary's WAL is at $(q $PRIMARY "$PRIMARY_PORT" "SELECT pg_current_wal_lsn()")" \
+    "after the lost grants ($(q $STANDBY "$STANDBY_PORT" "SELECT count(*) FROM idgen_registry_grant WHERE grant_id IN ($LOST_IDS)") of them on the standby)"
 as_postgres "$BINDIR/pg_ctl" -D "$CLUSTERS/$PRIMARY/data" -m immediate -w stop >/dev/null
 wait "$load_pid" || true
 grep -E "number of transactions actually processed|terminating connection|server closed" "$OUT/pgbench-primary.log" | head -3 || true
@@ -158,9 +350,10 @@ q $STANDBY "$STANDBY_PORT" "INSERT INTO ids VALUES ($first, 'standby')" >/dev/nu
 load $STANDBY "$STANDBY_PORT" standby 2
 grep -E "number of transactions actually processed" "$OUT/pgbench-standby.log" || true
 
-say "the writer registry on the promoted standby: fenced, live grants renew"
-# Grants made on the old primary just before the failover may not have reached the standby:
-# the new timeline fences the registry until every such grant must have ended.
+say "the writer registry on the promoted standby: the lost grants are missing, fenced, live grants renew"
+# Grants made on the old primary just before the failover did not reach the standby: the new
+# timeline fences the registry until every such grant must have ended.
+registry_lost $STANDBY "$STANDBY_PORT"
 if q $STANDBY "$STANDBY_PORT" "SELECT idgen_acquire('xid12', 'after-failover')" >"$OUT/fenced.out" 2>&1; then
     die "idgen_acquire on the promoted standby granted $(cat "$OUT/fenced.out") before the fence ended"
 fi
@@ -174,7 +367,25 @@ echo "the fence of pool 'app' ends in $fence_end s (its longest lease, 1 hour, a
 renewed=$(q $STANDBY "$STANDBY_PORT" "SELECT hi > now() FROM idgen_renew($grant_id, $grant_token, '10 minutes')")
 [ "$renewed" = t ] || die "the grant made before the failover did not renew on the new primary"
 echo "grant $grant_id, made before the failover, renews on the new primary"
-q $STANDBY "$STANDBY_PORT" "SELECT timeline, fenced, reason FROM idgen_registry_origin ORDER BY seen_at" | sed 's/^/  origin: /'
+
+say "the registry restored from the base backup (a new timeline) and from the dump (a new cluster)"
+as_postgres "$BINDIR/pg_ctl" -D "$CLUSTERS/$RESTORE/data" -l "$CLUSTERS/$RESTORE/server.log" -w start >/dev/null 9<&-
+wait_for $RESTORE "$RESTORE_PORT" "SELECT NOT pg_is_in_recovery()" 120
+echo "$RESTORE: recovered and promoted, WAL timeline" \
+    "$(q $RESTORE "$RESTORE_PORT" "SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int")"
+registry_lost $RESTORE "$RESTORE_PORT"
+start_cluster $DUMPED "$DUMPED_PORT" preload
+"$BINDIR/pg_restore" --exit-on-error -d postgres -h "$(socket_dir $DUMPED)" -p "$DUMPED_PORT" -U postgres "$OUT/postgres.dump"
+echo "$DUMPED: the dump restored into a new cluster, system identifier" \
+    "$(q $DUMPED "$DUMPED_PORT" "SELECT system_identifier FROM pg_control_system()")"
+registry_lost $DUMPED "$DUMPED_PORT"
+
+say "after the fence of the short-lease pools: new grants on the lost grants' slots"
+registry_after_fence $STANDBY "$STANDBY_PORT"
+registry_after_fence $RESTORE "$RESTORE_PORT"
+registry_after_fence $DUMPED "$DUMPED_PORT"
+
+say "the writer registry on the promoted standby: idgen_registry_lift_fence()"
 q $STANDBY "$STANDBY_PORT" "SELECT idgen_registry_lift_fence()" >/dev/null
 after=$(q $STANDBY "$STANDBY_PORT" "SELECT slot FROM idgen_acquire('xid12', 'after-failover', '10 minutes')")
 echo "after idgen_registry_lift_fence(): granted xid12 machine id $after"

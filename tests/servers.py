@@ -2,6 +2,7 @@
 that talks to them (tests/client, clients/python/tests/server): the suites import these
 helpers from here, and their conftest.py files import the fixtures."""
 import contextlib
+import glob
 import os
 import time
 
@@ -94,3 +95,24 @@ def cluster_worker_id(worker_id: int):
 def worker_42():
     with cluster_worker_id(42):
         yield
+
+
+def poll(what: str, check, timeout: float = 120.0, every: float = 0.05):
+    """check() until it returns something true, which is returned; fails the test after
+    timeout seconds (generous: the machine may be loaded). For a state change, never a sleep."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(every)
+
+
+def faketime_lib() -> str:
+    """Debian's libfaketime, which the test set-up installs (package faketime): preloaded into a
+    process, it offsets or sets that process's wall clock."""
+    found = glob.glob("/usr/lib/*/faketime/libfaketime.so.1")
+    assert found, "libfaketime is missing: the Debian package faketime (scripts/lib.sh TEST_PACKAGES)"
+    return found[0]

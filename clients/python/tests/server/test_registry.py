@@ -11,7 +11,6 @@ libfaketime: the writers get FAKETIME_DONT_FAKE_MONOTONIC=1, so only the wall cl
 or stepped (a real machine's monotonic clock is never offset, and the client schedules its
 renewals on it); their ids take their time from the faked wall clock.
 """
-import glob
 import os
 import re
 import shutil
@@ -27,7 +26,7 @@ import psycopg
 import pytest
 
 import pg_idgen
-from servers import connect, dsn, fresh_database
+from servers import connect, dsn, faketime_lib, fresh_database, poll
 
 HERE = Path(__file__).resolve().parent
 WRITER = HERE / "registry_writer.py"
@@ -35,25 +34,6 @@ FREE_SLOT = 700  # the one Snowflake slot left free (in pool 'app', 0-767) where
 
 
 # --- helpers ----------------------------------------------------------------------------
-
-def poll(what, check, timeout=60.0, every=0.05):
-    """check() until it returns something true; fails after timeout seconds (generous: the
-    machine may be loaded)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(every)
-
-
-def faketime_lib() -> str:
-    found = glob.glob("/usr/lib/*/faketime/libfaketime.so.1")
-    assert found, "libfaketime is missing: the Debian package faketime (scripts/lib.sh TEST_PACKAGES)"
-    return found[0]
-
 
 def start_writer(db_dsn, name, out, *, kind="snowflake", lease="3 seconds", seconds=5.0,
                  faketime=None, faketime_file=None, pause=0.01):

@@ -22,7 +22,6 @@ clock moves); the server's is real. Nothing sleeps for a state change: every wai
 generous deadline.
 """
 import datetime as dt
-import glob
 import json
 import os
 import signal
@@ -37,7 +36,7 @@ import pytest
 import pg_idgen.psycopg
 from pg_idgen import Xid
 
-from servers import cluster_worker_id, connect, dsn, fresh_database
+from servers import cluster_worker_id, connect, dsn, faketime_lib, fresh_database, poll
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[3]
@@ -55,21 +54,8 @@ MERGED = ("edge-a", "edge-b", "edge-d")  # edge-c makes no ids
 
 # --- helpers ------------------------------------------------------------------------------
 
-def poll(what, check, timeout=DEADLINE, every=0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(every)
-
-
 def faketime_env(spec):
-    found = glob.glob("/usr/lib/*/faketime/libfaketime.so.1")
-    assert found, "libfaketime is missing: the Debian package faketime (scripts/lib.sh TEST_PACKAGES)"
-    return {"LD_PRELOAD": found[0], "FAKETIME": spec, "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+    return {"LD_PRELOAD": faketime_lib(), "FAKETIME": spec, "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
 
 
 @pytest.fixture(scope="session")

@@ -212,8 +212,13 @@ test('the repository has shared vectors', { skip: !existsSync(DIR) && 'not in th
   assert.ok(files.includes('grant_traces.json'));
 });
 
+// Vectors of what this client does not have, each with the reason; any other file needs a runner.
+const NOT_HERE = {
+  'edge_store.json': 'the SQLite file of an edge device: the Python and Rust clients have an EdgeStore, this one not',
+};
+
 for (const f of files) {
-  test(`tests/vectors/${f}`, () => {
+  test(`tests/vectors/${f}`, { skip: NOT_HERE[f] }, () => {
     const runner = RUNNERS[f];
     assert.ok(runner, `tests/vectors/${f} has no runner in clients/node/test/unit/vectors.test.mjs: add one`);
     const n = runner(parseExact(readFileSync(DIR + f, 'utf8')));

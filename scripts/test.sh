@@ -75,6 +75,8 @@ if [ "$FAST" = yes ]; then
     say "fast tier: the Python client's unit tests"
     ensure_venv
     "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider --ignore="$ROOT/clients/python/tests/server" "$ROOT/clients/python/tests"
+    say "fast tier: the TypeScript client's build, types and unit tests (no server)"
+    env -u PG_IDGEN_HOST -u PG_IDGEN_PORT bash "$ROOT/scripts/test_node.sh"
     say "fast tier passed in $((SECONDS - started)) s"
     exit 0
 fi

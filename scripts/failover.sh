@@ -24,8 +24,8 @@
 #  - every pool refuses to grant (55000) until its longest lease and the margin have passed, the
 #    app pool's fence ends after every lost app grant's end, and a grant that had ended before
 #    the fence is lost on renew (55000);
-#  - once the fence of the short-lease pools ends (pool rows with 3 s leases, made before any
-#    grant: about a minute, the three fences run together), new grants on the very slots of the
+#  - once the fence of the short-lease pools ends (pool rows with 15 s leases, made before any
+#    grant: 75 s, the three fences run together), new grants on the very slots of the
 #    lost grants overlap none of the old history's grants and start after the end of every lost
 #    grant of those pools.
 #
@@ -33,10 +33,8 @@
 #
 # --installed: the extension is already installed into that version's PostgreSQL (test.sh
 # passes it); without it the script installs a debug build first. Ports: scripts/lib.sh's PORTS
-# (fo-primary, fo-standby; fo-restore and fo-dump below unless lib.sh names them).
+# (fo-primary, fo-standby, fo-restore, fo-dump).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-PORTS[fo-restore]=${PORTS[fo-restore]:-$((TEST_PORT - 13))}
-PORTS[fo-dump]=${PORTS[fo-dump]:-$((TEST_PORT - 14))}
 
 INSTALLED=no
 if [ "${1:-}" = --installed ]; then INSTALLED=yes; shift; fi
@@ -93,7 +91,7 @@ fresh_dir() {
 }
 
 # The registry where the grants LOST_IDS never arrived ----------------------------------------
-# The pools whose fence the test waits out: their longest lease is 3 s (pool rows below).
+# The pools whose fence the test waits out: their longest lease is 15 s (pool rows below).
 SHORT_POOLS="'short', 'edge'"
 
 # fenced CLUSTER PORT POOL KIND: idgen_acquire in POOL is refused by the fence, SQLSTATE 55000;
@@ -140,11 +138,12 @@ registry_lost() {
     sed -n "s/^DETAIL:  At .* the registry found itself on \(.*\); grants made there.*/  $c: fenced: \1/p" \
         "$OUT/$c-fenced-short-snowflake.out"
     # The app pool's fence (1 hour and the margin) ends after the end of every lost app grant.
-    read -r app_after app_ok short_fence <<<"$(q "$c" "$p" "
-        SELECT round(extract(epoch FROM '$app_until'::timestamptz - max(hi)), 1),
-               '$app_until'::timestamptz > max(hi),
-               round(extract(epoch FROM '$short_until'::timestamptz - '$since'::timestamptz), 1)
-        FROM fo_lost WHERE pool = 'app'" | tr '|' ' ')"
+    read -r app_after app_ok short_fence live <<<"$(q "$c" "$p" "
+        SELECT round(extract(epoch FROM '$app_until'::timestamptz - max(hi) FILTER (WHERE pool = 'app')), 1),
+               '$app_until'::timestamptz > max(hi) FILTER (WHERE pool = 'app'),
+               round(extract(epoch FROM '$short_until'::timestamptz - '$since'::timestamptz), 1),
+               round(extract(epoch FROM max(hi) FILTER (WHERE pool IN ($SHORT_POOLS)) - '$since'::timestamptz), 1)
+        FROM fo_lost" | tr '|' ' ')"
     [ "$app_ok" = t ] || die "$c: pool 'app' is fenced until $app_until, before the end of a lost app grant ($app_after s)"
     if q "$c" "$p" "SELECT idgen_renew($EARLY_ID, $EARLY_TOKEN)" >"$OUT/$c-renew-early.out" 2>&1; then
         die "$c: grant $EARLY_ID, which had ended before the fence, renewed: $(cat "$OUT/$c-renew-early.out")"
@@ -152,6 +151,7 @@ registry_lost() {
     grep -q "grant lost: grant $EARLY_ID had ended when the registry was fenced" "$OUT/$c-renew-early.out" ||
         { cat "$OUT/$c-renew-early.out"; die "$c: the renewal of grant $EARLY_ID failed, but not as lost"; }
     echo "$c: the $(tr ',' '\n' <<<"$LOST_IDS" | wc -l) lost grants are missing; fenced since $since," \
+        "when the lost grants of short and edge had $live s to run (by this server's clock);" \
         "every pool refuses (55000): short and edge for $short_fence s, app until $app_until," \
         "$app_after s after the end of its latest lost grant; grant $EARLY_ID, ended before, is lost on renew (55000)"
 }
@@ -221,20 +221,23 @@ start_cluster $PRIMARY "$PRIMARY_PORT" preload "pg_idgen.worker_id = 5"
 psql_at $PRIMARY "$PRIMARY_PORT" postgres -c "CREATE EXTENSION pg_idgen" \
     -c "CREATE TABLE ids (id bigint NOT NULL, node text NOT NULL)"
 # Pools, before any grant: 'app' keeps its 1-hour leases on fewer slots; 'short' and 'edge' have
-# 3-second leases (so their fence ends a minute after a failover) and so few slots that new grants
-# after the fence must take the slots the lost grants had. No two pools share a slot: a pool
+# 15-second leases (so their fence ends 75 s after a failover, while the lost grants are still
+# live when it begins) and so few slots that new grants after the fence must take the slots the
+# lost grants had. No two pools share a slot: a pool
 # whose fence has ended could otherwise grant a slot inside a lost grant of a longer-lease pool.
 psql_at $PRIMARY "$PRIMARY_PORT" postgres -c "INSERT INTO idgen_registry_pool VALUES
     ('app', '[0,512)', '[0,8388608)', '1 hour'),
-    ('short', '[512,514)', '[8388608,8388610)', '3 seconds'),
-    ('edge', '[768,769)', '[12582912,12582913)', '3 seconds')"
+    ('short', '[512,514)', '[8388608,8388610)', '15 seconds'),
+    ('edge', '[768,769)', '[12582912,12582913)', '15 seconds')"
 # The base backup carries the primary's mark file as it is now: nothing issued yet.
 stop_cluster $STANDBY
 $SUDO rm -rf "${CLUSTERS:?}/$STANDBY"
 $SUDO mkdir -p "$CLUSTERS/$STANDBY/sock"
 echo "$BINDIR" | $SUDO tee "$CLUSTERS/$STANDBY/bindir" >/dev/null
 $SUDO chown -R postgres:postgres "$CLUSTERS/$STANDBY"
-as_postgres "$BINDIR/pg_basebackup" -D "$CLUSTERS/$STANDBY/data" -R -X stream -c fast \
+# A replication slot keeps the WAL the standby has not received: the base backup below forces a
+# checkpoint, which without it may remove the segment the standby is still reading.
+as_postgres "$BINDIR/pg_basebackup" -D "$CLUSTERS/$STANDBY/data" -R -C -S fo_standby -X stream -c fast \
     -h "$(socket_dir $PRIMARY)" -p "$PRIMARY_PORT" -U postgres
 as_postgres tee -a "$CLUSTERS/$STANDBY/data/postgresql.conf" >/dev/null <<CONF
 port = $STANDBY_PORT
@@ -246,6 +249,7 @@ CONF
 # walreceiver may link an older libpq that refuses some (sslnegotiation): only what is needed.
 as_postgres tee -a "$CLUSTERS/$STANDBY/data/postgresql.auto.conf" >/dev/null <<CONF
 primary_conninfo = 'host=$(socket_dir $PRIMARY) port=$PRIMARY_PORT user=postgres'
+primary_slot_name = 'fo_standby'
 CONF
 # The standby's clock: SKEW_S seconds behind (the monotonic clock, which PostgreSQL's timeouts
 # use, is left alone).
@@ -309,9 +313,9 @@ received=$(q $STANDBY "$STANDBY_PORT" "SELECT pg_last_wal_receive_lsn()")
 # each of the pool 'short''s two slots.
 LOST_IDS=$(q $PRIMARY "$PRIMARY_PORT" "
     SELECT string_agg(a.grant_id::text, ',' ORDER BY a.grant_id)
-    FROM (VALUES ('snowflake', 'short', '3 seconds'), ('snowflake', 'short', '3 seconds'),
-                 ('xid12', 'short', '3 seconds'), ('xid12', 'short', '3 seconds'),
-                 ('snowflake', 'edge', '3 seconds'), ('xid12', 'edge', '3 seconds'),
+    FROM (VALUES ('snowflake', 'short', '15 seconds'), ('snowflake', 'short', '15 seconds'),
+                 ('xid12', 'short', '15 seconds'), ('xid12', 'short', '15 seconds'),
+                 ('snowflake', 'edge', '15 seconds'), ('xid12', 'edge', '15 seconds'),
                  ('snowflake', 'app', '1 hour'), ('xid12', 'app', '1 hour')) v(kind, pool, lease)
     CROSS JOIN LATERAL idgen_acquire(v.kind, 'lost', v.lease::interval, v.pool) a")
 psql_at $PRIMARY "$PRIMARY_PORT" postgres \

@@ -84,15 +84,40 @@ COMMENT ON TABLE idgen_registry_pool IS 'writer pools: their slots and longest l
 SELECT pg_catalog.pg_extension_config_dump('idgen_registry_pool', '');
 GRANT SELECT ON idgen_registry_pool TO PUBLIC;
 
+-- The built-in pools, as they are without a row: 'edge', and 'app' (named pool here).
+CREATE FUNCTION idgen_registry_builtin_pool(pool text) RETURNS idgen_registry_pool
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN CASE WHEN pool = 'edge'
+        THEN ROW('edge', int4range(768, 1024), int4range(12582912, 16777216), interval '366 days')::@extschema@.idgen_registry_pool
+        ELSE ROW(pool, int4range(0, 768), int4range(0, 12582912), interval '1 hour')::@extschema@.idgen_registry_pool END;
+COMMENT ON FUNCTION idgen_registry_builtin_pool(text) IS 'internal: the built-in edge pool, or the app pool under another name';
+
+-- A pool's slots and longest lease: its row; else 'edge' built in; any other pool is 'app' (its
+-- row, or built in).
 CREATE FUNCTION idgen_registry_pool_of(pool text) RETURNS idgen_registry_pool
     LANGUAGE sql STABLE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     RETURN coalesce(
         (SELECT p FROM @extschema@.idgen_registry_pool p WHERE p.pool = $1),
-        CASE WHEN pool = 'edge'
-             THEN ROW('edge', int4range(768, 1024), int4range(12582912, 16777216), interval '366 days')::@extschema@.idgen_registry_pool
-             ELSE ROW(pool, int4range(0, 768), int4range(0, 12582912), interval '1 hour')::@extschema@.idgen_registry_pool END);
+        CASE WHEN pool = 'edge' THEN @extschema@.idgen_registry_builtin_pool('edge')
+             ELSE (SELECT ROW($1, a.snowflake_slots, a.xid12_slots, a.max_lease)::@extschema@.idgen_registry_pool
+                   FROM @extschema@.idgen_registry_pool a WHERE a.pool = 'app') END,
+        @extschema@.idgen_registry_builtin_pool(pool));
 COMMENT ON FUNCTION idgen_registry_pool_of(text) IS 'internal: a pool''s slots and longest lease';
+
+-- How long a fence keeps a pool's slots of a kind closed: a grant lost with the old history may
+-- be of any pool that shares one of these slots, so the longest lease of all of them.
+CREATE FUNCTION idgen_registry_fence_lease(kind text, slots int4range) RETURNS interval
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT max(p.max_lease) FROM (
+                SELECT * FROM @extschema@.idgen_registry_pool
+                UNION ALL
+                SELECT (@extschema@.idgen_registry_builtin_pool(b)).* FROM unnest(ARRAY['edge', 'app']) b
+                WHERE NOT EXISTS (SELECT FROM @extschema@.idgen_registry_pool r WHERE r.pool = b)) p
+            WHERE CASE $1 WHEN 'snowflake' THEN p.snowflake_slots ELSE p.xid12_slots END && $2);
+COMMENT ON FUNCTION idgen_registry_fence_lease(text, int4range) IS 'internal: the longest lease of every pool that shares these slots';
 
 -- Where the registry has lived: the cluster's system identifier and the WAL timeline, one row
 -- each time they change. A new timeline (a standby promoted, a point-in-time recovery) or
@@ -340,6 +365,7 @@ DECLARE
     settings @extschema@.idgen_registry_pool;
     slots int4range;
     fence_since timestamptz;
+    fence_lease interval;
     own integer;
     epoch bigint;
     now_t bigint;
@@ -375,13 +401,16 @@ BEGIN
     -- After a failover or a restore, grants made at the end of the old history may be lost:
     -- nothing new is granted until they must have ended.
     fence_since := @extschema@.idgen_registry_check_origin();
-    IF fence_since + settings.max_lease + @extschema@.idgen_registry_fence_margin() > server_time THEN
+    IF fence_since IS NOT NULL THEN
+        fence_lease := @extschema@.idgen_registry_fence_lease(kind, slots);
+    END IF;
+    IF fence_since + fence_lease + @extschema@.idgen_registry_fence_margin() > server_time THEN
         RAISE EXCEPTION 'the writer registry grants nothing in pool % until %', quote_literal(pool),
-                fence_since + settings.max_lease + @extschema@.idgen_registry_fence_margin()
+                fence_since + fence_lease + @extschema@.idgen_registry_fence_margin()
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = format('At %s the registry found itself on %s; grants made there just before may be lost, and they end by then (the pool''s longest lease, %s, and %s for the servers'' clocks).',
+                  DETAIL = format('At %s the registry found itself on %s; grants made there just before may be lost, and they end by then (the longest lease of the pools that share this pool''s %s slots, %s, and %s for the servers'' clocks).',
                       fence_since, (SELECT o.reason FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1),
-                      settings.max_lease, @extschema@.idgen_registry_fence_margin()),
+                      kind, fence_lease, @extschema@.idgen_registry_fence_margin()),
                   HINT = 'Writers with live grants renew them meanwhile. If no grant can have been lost (the promoted standby was synchronous), SELECT idgen_registry_lift_fence().';
     END IF;
     PERFORM @extschema@.idgen_registry_durable();

@@ -612,7 +612,7 @@ NOT_DATA = {
     # of range 22023, column missing or of another type).
     "idgen_renew", "idgen_release", "idgen_reserve", "idgen_verify", "idgen_report",
     "idgen_registry_pack", "idgen_registry_time_end", "idgen_registry_pool_of", "idgen_registry_fence_margin",
-    "idgen_registry_id_time", "idgen_registry_check_length", "idgen_registry_moment", "idgen_registry_row", "idgen_registry_own_slot",
+    "idgen_registry_id_time", "idgen_registry_check_length", "idgen_registry_builtin_pool", "idgen_registry_fence_lease", "idgen_registry_moment", "idgen_registry_row", "idgen_registry_own_slot",
     "idgen_registry_reserve", "idgen_registry_holder", "idgen_registry_point",
 }
 

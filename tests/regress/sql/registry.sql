@@ -99,6 +99,19 @@ SELECT timeline <> 999 AS new_timeline, fenced, reason ~ '^a new timeline \d+ \(
 FROM idgen_registry_origin ORDER BY seen_at DESC LIMIT 1;
 SELECT idgen_registry_lift_fence();
 SELECT kind FROM idgen_acquire('xid12', 'after-lift', '1 minute');
+-- A fence closes a pool's slots for as long as a lost grant of any pool sharing them can last:
+-- pools may share slots, so a pool of short leases on some of the edge pool's slots waits as
+-- long as the edge pool (366 days), the app pool's own slots an hour. A pool without a row
+-- is the app pool under another name (its row when it has one).
+INSERT INTO idgen_registry_pool VALUES ('shares-edge', int4range(1000, 1001), int4range(16000000, 16000001), '15 seconds');
+SELECT idgen_registry_fence_lease('snowflake', int4range(1000, 1001)) AS shared_with_edge,
+       idgen_registry_fence_lease('xid12', int4range(16000000, 16000001)) AS shared_with_edge_xid12,
+       idgen_registry_fence_lease('snowflake', int4range(0, 1)) AS app_only;
+INSERT INTO idgen_registry_pool VALUES ('app', int4range(0, 500), int4range(0, 1000), '15 minutes');
+SELECT idgen_registry_fence_lease('snowflake', int4range(0, 1)) AS app_row,
+       idgen_registry_fence_lease('snowflake', int4range(600, 601)) AS no_pool,
+       (idgen_registry_pool_of('other')).snowflake_slots AS other_like_app;
+DELETE FROM idgen_registry_pool WHERE pool IN ('shares-edge', 'app');
 
 -- Bad arguments.
 SELECT test_helpers.error_of($$SELECT idgen_acquire('uuid', 'w')$$);

@@ -343,7 +343,8 @@ if testing 18 && { wants reliability || [[ $ONLY == reliability:* ]]; }; then
     fi
     timings="$timings  PostgreSQL 18 reliability (scripts/reliability.sh): $((SECONDS - started)) s"$'\n'
 fi
-# The Snowflake generator across a failover to a standby whose clock is behind (issue 26).
+# The Snowflake generator across a failover to a standby whose clock is behind, and the writer
+# registry after grants lost in a failover and after restores (issue 26).
 if testing 18 && wants failover; then
     started=$SECONDS
     bash "$ROOT/scripts/failover.sh" $([ -z "$ONLY" ] && echo --installed) 18

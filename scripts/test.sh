@@ -55,6 +55,13 @@ check_regress_files() {
         [ -f "$ROOT/tests/isolation/expected/$name.out" ] || die "tests/isolation/specs/$name.spec has no expected output"
     done
 }
+# The checks that read the tree only (lint step and fast tier): the upgrade script's copies of
+# the living SQL, the paths in docs/DEVELOPMENT.md's map, every test file with its expected output.
+static_checks() {
+    python3 "$ROOT/scripts/upgrade_sections.py" --check
+    python3 "$ROOT/scripts/check_map.py" "$ROOT"
+    check_regress_files
+}
 
 # --fast: what needs no PostgreSQL and, once the dependencies are cached, no network: formatting
 # and lints, the core's unit and property tests, the shared vectors and generator traces, and
@@ -65,9 +72,7 @@ if [ "$FAST" = yes ]; then
     (cd "$ROOT" && cargo fmt --all --check &&
         cargo clippy -p idgen-core -p pg-idgen-client --all-features --all-targets -- -D warnings)
     python3 "$ROOT/scripts/release_check.py" "$ROOT"
-    python3 "$ROOT/scripts/upgrade_sections.py" --check
-    python3 "$ROOT/scripts/check_map.py" "$ROOT"
-    check_regress_files
+    static_checks
     say "fast tier: the core's unit, property and trace tests"
     (cd "$ROOT" && cargo test -q -p idgen-core)
     say "fast tier: the Rust client's tests that need no server"
@@ -107,9 +112,7 @@ for v in "${VERSIONS[@]}"; do fetch_postgres "$v"; use_postgres "$v"; done # fet
 if wants lint; then
     say "cargo fmt --check, clippy of the pure core, the upgrade script's copies of sql/*.sql, the map in docs/DEVELOPMENT.md"
     (cd "$ROOT" && cargo fmt --all --check && cargo clippy -p idgen-core --all-targets -- -D warnings)
-    python3 "$ROOT/scripts/upgrade_sections.py" --check
-    python3 "$ROOT/scripts/check_map.py" "$ROOT"
-    check_regress_files
+    static_checks
 fi
 if wants packaging; then
     bash "$ROOT/scripts/test_packaging.sh" release-check

@@ -83,8 +83,8 @@ fn attempt_number() -> i64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos()),
     );
     h.write_u32(std::process::id());

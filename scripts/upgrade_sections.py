@@ -7,9 +7,11 @@ objects defined in sql/*.sql. Each copy sits between two marker lines:
     -- <<< sql/registry.sql
     -- >>> sql/snowflake.sql idgen_check_cluster_identities  one function, as CREATE OR REPLACE
     -- <<< sql/snowflake.sql idgen_check_cluster_identities
+    -- >>> sql/registry.sql idgen_writer_of(id xid12)        one of two of that name
+    -- <<< sql/registry.sql idgen_writer_of(id xid12)
 
-A function is copied from its `CREATE FUNCTION name(` line through its `COMMENT ON FUNCTION
-name(` line. The test command runs this with --check (the copies must be current); --write
+A function is copied from its `CREATE FUNCTION name(` line (the first of that name, or the one
+whose line starts `CREATE FUNCTION name(args`) through the next `COMMENT ON FUNCTION name(` line. The test command runs this with --check (the copies must be current); --write
 brings them up to date.
 
   python3 scripts/upgrade_sections.py --check|--write [ROOT]
@@ -19,7 +21,7 @@ import re
 import sys
 from pathlib import Path
 
-MARK = re.compile(r"^-- >>> (\S+)(?: (\w+))?$", re.M)
+MARK = re.compile(r"^-- >>> (\S+)(?: (\w+(?:\([^)]*\))?))?$", re.M)
 
 
 def section(root, path, function):
@@ -27,8 +29,11 @@ def section(root, path, function):
     if function is None:
         return text
     lines = text.splitlines(keepends=True)
-    start = next(i for i, l in enumerate(lines) if l.startswith(f"CREATE FUNCTION {function}("))
-    end = next(i for i, l in enumerate(lines) if l.startswith(f"COMMENT ON FUNCTION {function}("))
+    # "name" is the first function of that name; "name(args)" the one whose CREATE line starts so.
+    name = function.split("(")[0]
+    head = f"CREATE FUNCTION {function}" if "(" in function else f"CREATE FUNCTION {name}("
+    start = next(i for i, l in enumerate(lines) if l.startswith(head))
+    end = next(i for i, l in enumerate(lines) if i > start and l.startswith(f"COMMENT ON FUNCTION {name}("))
     body = "".join(lines[start:end + 1])
     return body.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
 

@@ -13,8 +13,16 @@
 --   snowflake: 1 << 60 + slot << 41 + ms      xid12: slot << 32 + s
 -- (a sum, not a bitwise or: the end of a reservation, 2^41 or 2^32, is the next slot's start).
 --
--- Every function runs as its caller (no SECURITY DEFINER): a writer role needs the GRANTs the
--- README lists. Tokens are kept as their SHA-256, so reading the tables does not reveal them.
+-- Who may change what (README "Who may do what"; docs/registry-security.md). Only the registry's
+-- functions change its tables: no role but the extension's owner holds rights on them. The four
+-- a writer calls (idgen_acquire, idgen_renew, idgen_release, idgen_report) are SECURITY DEFINER:
+-- they run as the owner, with search_path = pg_catalog, pg_temp and every name qualified, and
+-- EXECUTE on them goes only to the roles a DBA names for a pool (idgen_pool_allow), each with a
+-- cap of live grants there. Everything else that changes registry state (reservations, the
+-- fence, the pools) runs as its caller and is executable by the owner and superusers only. A
+-- grant records the database role that made it, and only that role (or a trusted one) holding
+-- its token may renew, release or report on it. Tokens are kept as their SHA-256, so reading
+-- the tables does not reveal them.
 
 CREATE FUNCTION idgen_registry_pack(kind text, slot integer, t bigint) RETURNS bigint
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
@@ -57,6 +65,10 @@ ALTER SEQUENCE idgen_registry_grant_id_seq OWNED BY idgen_registry_grant.grant_i
 CREATE INDEX ON idgen_registry_grant (writer);
 COMMENT ON TABLE idgen_registry_grant IS 'every grant and reservation of a slot for a window of id-time; windows of one slot never overlap';
 SELECT pg_catalog.pg_extension_config_dump('idgen_registry_grant', '');
+-- 0.7.0: the database role that made the grant or reservation (NULL: made before 0.7.0). Its
+-- live grants in a pool are counted against its cap there.
+ALTER TABLE idgen_registry_grant ADD COLUMN db_role name;
+CREATE INDEX idgen_registry_grant_live ON idgen_registry_grant (pool, db_role) WHERE released_at IS NULL;
 
 -- One row per slot that was ever granted or reserved: where its next window may start. The
 -- row lock serializes the acquires, renewals and releases of one slot.
@@ -83,6 +95,29 @@ CREATE TABLE idgen_registry_pool (
 COMMENT ON TABLE idgen_registry_pool IS 'writer pools: their slots and longest lease (built in: app and edge)';
 SELECT pg_catalog.pg_extension_config_dump('idgen_registry_pool', '');
 GRANT SELECT ON idgen_registry_pool TO PUBLIC;
+
+-- A pool's ACL (0.7.0): the roles that may take grants in it, each with a cap of live grants per
+-- role, so that one writer cannot hold a pool's every slot. A role may use a pool when it has the
+-- privileges of a member (itself, or a group role it inherits); its cap is the largest of those
+-- members'. The superuser and the extension's owner need no row and have no cap. Rows are made
+-- by idgen_pool_allow and removed by idgen_pool_disallow; dumped with the registry.
+CREATE TABLE idgen_registry_pool_role (
+    pool text NOT NULL CHECK (pool <> 'reserved'),
+    member regrole NOT NULL,
+    max_live integer NOT NULL CHECK (max_live > 0),
+    PRIMARY KEY (pool, member)
+);
+COMMENT ON TABLE idgen_registry_pool_role IS 'which roles may take grants in which pool, and how many live grants each role may hold there';
+SELECT pg_catalog.pg_extension_config_dump('idgen_registry_pool_role', '');
+
+-- One row per (pool, role) that took a grant under a cap: its row lock serializes that role's
+-- acquires in the pool, so that concurrent ones cannot pass the cap together. Not dumped.
+CREATE TABLE idgen_registry_quota (
+    pool text NOT NULL,
+    db_role name NOT NULL,
+    PRIMARY KEY (pool, db_role)
+);
+COMMENT ON TABLE idgen_registry_quota IS 'internal: a row lock per pool and role, taken while a capped acquire counts the role''s live grants';
 
 -- The built-in pools, as they are without a row: 'edge', and 'app' (named pool here).
 CREATE FUNCTION idgen_registry_builtin_pool(pool text) RETURNS idgen_registry_pool
@@ -156,6 +191,122 @@ END
 $$;
 COMMENT ON FUNCTION idgen_registry_check_length(text, text, integer) IS 'internal: 22001 when a writer, pool or device name is longer than its bound';
 
+-- Roles -----------------------------------------------------------------------------------------
+-- The role a registry call is made for: the session's role outside every SECURITY DEFINER
+-- function, that is SET ROLE's (the setting role), else the session user. Inside the definer
+-- functions current_user is the owner; SET ROLE accepts only a role the session user may
+-- become, so no caller can be taken here for a role it could not act as anyway.
+CREATE FUNCTION idgen_registry_caller() RETURNS name
+    LANGUAGE sql STABLE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    RETURN coalesce(nullif(current_setting('role'), 'none'), session_user);
+COMMENT ON FUNCTION idgen_registry_caller() IS 'internal: the role a registry call is made for (SET ROLE''s, else the session user)';
+
+-- Trusted roles: superusers and the extension's owner. They need no pool ACL and have no cap.
+CREATE FUNCTION idgen_registry_trusted(role_name name) RETURNS boolean
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN coalesce((SELECT r.rolsuper OR r.oid = (SELECT e.extowner FROM pg_extension e WHERE e.extname = 'pg_idgen')
+                     FROM pg_roles r WHERE r.rolname = role_name), false);
+COMMENT ON FUNCTION idgen_registry_trusted(name) IS 'internal: whether a role is a superuser or the extension''s owner';
+
+-- The cap of live grants a role has in a pool: NULL for a trusted role (none); 42501 when the
+-- pool's ACL names neither the role nor a role whose privileges it has.
+CREATE FUNCTION idgen_registry_cap(pool text, role_name name) RETURNS integer
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cap integer;
+BEGIN
+    IF @extschema@.idgen_registry_trusted(role_name) THEN
+        RETURN NULL;
+    END IF;
+    SELECT max(a.max_live) INTO cap FROM @extschema@.idgen_registry_pool_role a
+        JOIN pg_roles r ON r.oid = a.member
+        WHERE a.pool = $1 AND pg_has_role(role_name, r.oid, 'USAGE');
+    IF cap IS NULL THEN
+        RAISE EXCEPTION 'role % may not take grants in pool %', quote_ident(role_name), quote_literal(pool)
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'The superuser or the extension''s owner allows a role a pool with idgen_pool_allow(pool, role, max_live).';
+    END IF;
+    RETURN cap;
+END
+$$;
+COMMENT ON FUNCTION idgen_registry_cap(text, name) IS 'internal: a role''s cap of live grants in a pool (NULL: trusted); 42501 when it may not use the pool';
+
+-- An interval as elapsed seconds (a day is 86,400 s, a month 30 days, as interval comparison
+-- counts them), so that adding it to a moment does not depend on the session's TimeZone.
+CREATE FUNCTION idgen_registry_seconds(span interval) RETURNS interval
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN make_interval(secs => extract(epoch FROM span));
+COMMENT ON FUNCTION idgen_registry_seconds(interval) IS 'internal: an interval as elapsed seconds, with no day or month part';
+
+-- A writer's lease as elapsed seconds. A lease with a month or year part is refused: a month has
+-- no fixed length, and the cap must compare exactly the window granted.
+CREATE FUNCTION idgen_registry_lease(lease interval) RETURNS interval
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF date_part('year', lease) <> 0 OR date_part('month', lease) <> 0 THEN
+        RAISE EXCEPTION 'invalid lease: %', lease
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'A lease is elapsed time; months and years have no fixed length.',
+                  HINT = 'Give the lease in days, hours, minutes or seconds.';
+    END IF;
+    RETURN @extschema@.idgen_registry_seconds(lease);
+END
+$$;
+COMMENT ON FUNCTION idgen_registry_lease(interval) IS 'internal: a lease as elapsed seconds; 22023 for a month or year part';
+
+-- For the DBA (a superuser or the extension's owner): lets MEMBER (a role, or a group role whose
+-- members inherit its privileges) take grants in POOL, each role at most MAX_LIVE live grants
+-- there, and grants MEMBER EXECUTE on the four functions a writer calls. Called again, it sets
+-- the cap anew.
+CREATE FUNCTION idgen_pool_allow(pool text, member regrole, max_live integer DEFAULT 16) RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF pool IS NULL OR pool = '' OR pool = 'reserved' THEN
+        RAISE EXCEPTION 'invalid pool: %', coalesce(quote_literal(pool), 'NULL') USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM @extschema@.idgen_registry_check_length('pool', pool, 63);
+    IF member IS NULL THEN
+        RAISE EXCEPTION 'a pool''s member needs a role' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF max_live IS NULL OR max_live < 1 THEN
+        RAISE EXCEPTION 'invalid cap of live grants: %', coalesce(max_live::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'A role may hold at least 1 live grant in a pool it may use.';
+    END IF;
+    INSERT INTO @extschema@.idgen_registry_pool_role AS a (pool, member, max_live) VALUES ($1, $2, $3)
+        ON CONFLICT ON CONSTRAINT idgen_registry_pool_role_pkey DO UPDATE SET max_live = excluded.max_live;
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idgen_acquire(text, text, interval, text), '
+                   '%1$I.idgen_renew(bigint, bigint, interval), %1$I.idgen_release(bigint, bigint, timestamptz), '
+                   '%1$I.idgen_report(bigint, bigint, text, bigint, timestamptz, bigint) TO %2$s', '@extschema@', member);
+END
+$$;
+COMMENT ON FUNCTION idgen_pool_allow(text, regrole, integer) IS 'lets a role take grants in a pool, at most max_live live grants per role there, and grants it EXECUTE on the writer functions';
+
+-- For the DBA: POOL no longer admits MEMBER. A role left in no pool loses EXECUTE on the writer
+-- functions. Its live grants run to their end: it can no longer renew them in that pool.
+CREATE FUNCTION idgen_pool_disallow(pool text, member regrole) RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM @extschema@.idgen_registry_pool_role a WHERE a.pool = $1 AND a.member = $2;
+    IF NOT EXISTS (SELECT FROM @extschema@.idgen_registry_pool_role a WHERE a.member = $2) THEN
+        EXECUTE format('REVOKE EXECUTE ON FUNCTION %1$I.idgen_acquire(text, text, interval, text), '
+                       '%1$I.idgen_renew(bigint, bigint, interval), %1$I.idgen_release(bigint, bigint, timestamptz), '
+                       '%1$I.idgen_report(bigint, bigint, text, bigint, timestamptz, bigint) FROM %2$s', '@extschema@', member);
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION idgen_pool_disallow(text, regrole) IS 'a role may no longer take grants in a pool; in no pool, it loses EXECUTE on the writer functions';
+
 -- When the registry first noticed a new cluster or timeline, in unix milliseconds. A sequence,
 -- so that it survives the rollback of the statement that noticed (an acquire refused by the
 -- fence it just found): otherwise every refused call would start the fence again. Not dumped: a
@@ -223,14 +374,19 @@ COMMENT ON FUNCTION idgen_registry_id_time(text, bigint, timestamptz) IS 'intern
 COMMENT ON FUNCTION idgen_registry_moment(text, bigint, bigint) IS 'internal: the moment of an id-time';
 
 -- Every grant and reservation, live or ended, in timestamps. A reservation's hi is infinity.
+-- db_role: the database role that made it (NULL before 0.7.0). span: the packed window, which
+-- idgen_writer_of and idgen_verify look ids up in (an index scan). The view is the registry's
+-- read interface: it runs with its owner's rights, shows no token, and is readable by the roles
+-- a DBA grants SELECT on it.
 CREATE VIEW idgen_grants AS
 SELECT g.grant_id, g.writer, g.kind, g.pool, g.slot,
        idgen_registry_moment(g.kind, g.epoch_ms, g.lo) AS lo,
        CASE WHEN g.reserved THEN 'infinity'::timestamptz
             ELSE idgen_registry_moment(g.kind, g.epoch_ms, g.hi) END AS hi,
-       g.granted_at, g.renewed_at, g.released_at, g.reserved, g.epoch_ms, g.lease
+       g.granted_at, g.renewed_at, g.released_at, g.reserved, g.epoch_ms, g.lease,
+       g.db_role, g.span
 FROM idgen_registry_grant g;
-COMMENT ON VIEW idgen_grants IS 'every writer grant and reservation, live or ended';
+COMMENT ON VIEW idgen_grants IS 'every writer grant and reservation, live or ended, with the database role that made it';
 
 -- What acquire, renew and release return: the grant as a writer needs it.
 CREATE TYPE idgen_grant AS (
@@ -322,9 +478,9 @@ BEGIN
             USING DETAIL = 'Ids that both make before then may be equal.';
     END IF;
     INSERT INTO @extschema@.idgen_registry_grant AS g
-            (kind, slot, pool, writer, reserved, lo, hi, epoch_ms, granted_at)
+            (kind, slot, pool, writer, reserved, lo, hi, epoch_ms, granted_at, db_role)
         VALUES ($1, $2, 'reserved', $3, true, next_free, @extschema@.idgen_registry_time_end(kind), epoch,
-                clock_timestamp())
+                clock_timestamp(), current_user)
         RETURNING g.grant_id INTO id;
     UPDATE @extschema@.idgen_registry_slot s SET next_free = @extschema@.idgen_registry_time_end($1)
         WHERE s.kind = $1 AND s.slot = $2;
@@ -354,7 +510,7 @@ COMMENT ON FUNCTION idgen_registry_durable() IS 'internal: makes the current tra
 
 CREATE FUNCTION idgen_acquire(kind text, writer text, lease interval DEFAULT '10 minutes', pool text DEFAULT 'app')
     RETURNS SETOF idgen_grant
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 1
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 1 SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -377,6 +533,10 @@ DECLARE
     g @extschema@.idgen_registry_grant;
     tries integer := 0;
     held record;
+    caller CONSTANT name := @extschema@.idgen_registry_caller();
+    cap integer;
+    live bigint;
+    top record;
 BEGIN
     IF kind IS NULL OR kind NOT IN ('snowflake', 'xid12') THEN
         RAISE EXCEPTION 'invalid writer kind: %', coalesce(quote_literal(kind), 'NULL')
@@ -387,9 +547,12 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     PERFORM @extschema@.idgen_registry_check_length('pool', pool, 63);
+    -- The pool's ACL: 42501 unless the caller may take grants here.
+    cap := @extschema@.idgen_registry_cap(pool, caller);
     settings := @extschema@.idgen_registry_pool_of(pool);
     slots := CASE kind WHEN 'snowflake' THEN settings.snowflake_slots ELSE settings.xid12_slots END;
-    IF lease IS NULL OR lease < interval '1 second' OR lease > settings.max_lease THEN
+    lease := @extschema@.idgen_registry_lease(lease);
+    IF lease IS NULL OR lease < interval '1 second' OR lease > @extschema@.idgen_registry_seconds(settings.max_lease) THEN
         RAISE EXCEPTION 'invalid lease: %', coalesce(lease::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = format('A lease of pool %s is at least 1 second and at most %s.', quote_literal(pool), settings.max_lease);
@@ -404,9 +567,9 @@ BEGIN
     IF fence_since IS NOT NULL THEN
         fence_lease := @extschema@.idgen_registry_fence_lease(kind, slots);
     END IF;
-    IF fence_since + fence_lease + @extschema@.idgen_registry_fence_margin() > server_time THEN
+    IF fence_since + @extschema@.idgen_registry_seconds(fence_lease) + @extschema@.idgen_registry_fence_margin() > server_time THEN
         RAISE EXCEPTION 'the writer registry grants nothing in pool % until %', quote_literal(pool),
-                fence_since + fence_lease + @extschema@.idgen_registry_fence_margin()
+                fence_since + @extschema@.idgen_registry_seconds(fence_lease) + @extschema@.idgen_registry_fence_margin()
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = format('At %s the registry found itself on %s; grants made there just before may be lost, and they end by then (the longest lease of the pools that share this pool''s %s slots, %s, and %s for the servers'' clocks).',
                       fence_since, (SELECT o.reason FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1),
@@ -437,6 +600,21 @@ BEGIN
     IF end_t >= @extschema@.idgen_registry_time_end(kind) THEN
         RAISE EXCEPTION 'a % window ending at % is beyond the last id-time of its ids', kind, server_time + lease
             USING ERRCODE = 'datetime_field_overflow';
+    END IF;
+
+    -- A role's live grants in a pool are capped: one writer cannot hold a pool's every slot. The
+    -- quota row's lock makes the role's concurrent acquires in the pool count one after another.
+    IF cap IS NOT NULL THEN
+        INSERT INTO @extschema@.idgen_registry_quota AS q (pool, db_role) VALUES ($4, caller) ON CONFLICT DO NOTHING;
+        PERFORM FROM @extschema@.idgen_registry_quota q WHERE q.pool = $4 AND q.db_role = caller FOR UPDATE;
+        SELECT count(*) INTO live FROM @extschema@.idgen_registry_grant r
+            WHERE r.pool = $4 AND r.db_role = caller AND r.released_at IS NULL
+              AND @extschema@.idgen_registry_moment(r.kind, r.epoch_ms, r.hi) > server_time;
+        IF live >= cap THEN
+            RAISE EXCEPTION 'role % holds % live grants in pool %, its cap', quote_ident(caller), live, quote_literal(pool)
+                USING ERRCODE = 'configuration_limit_exceeded',
+                      HINT = 'Release grants that are not in use, or wait for one to end; the DBA sets the cap with idgen_pool_allow.';
+        END IF;
     END IF;
 
     -- Candidates, among the pool's slots: free slots whose last window ended at least 5 s ago
@@ -471,12 +649,18 @@ BEGIN
                    min(s.next_free) FILTER (WHERE s.next_free < @extschema@.idgen_registry_time_end($1)) AS first_free
               INTO held
               FROM @extschema@.idgen_registry_slot s WHERE s.kind = $1 AND s.slot <@ slots AND s.next_free > now_t;
+            -- Who holds the most of them.
+            SELECT coalesce(quote_ident(r.db_role), 'a role before 0.7.0') AS db_role, count(*) AS n INTO top
+              FROM @extschema@.idgen_registry_grant r
+             WHERE r.kind = $1 AND r.slot <@ slots AND NOT r.reserved AND r.hi > now_t
+             GROUP BY r.db_role ORDER BY count(*) DESC, r.db_role LIMIT 1;
             RAISE EXCEPTION 'every % slot of pool % is held', kind, quote_literal(pool)
                 USING ERRCODE = 'configuration_limit_exceeded',
-                      DETAIL = format('%s of the pool''s %s slots (%s) are held: %s by grants, %s reserved.%s', held.n,
+                      DETAIL = format('%s of the pool''s %s slots (%s) are held: %s by grants, %s reserved.%s%s', held.n,
                           upper(slots) - lower(slots), slots, held.n - held.reserved, held.reserved,
                           CASE WHEN held.first_free IS NOT NULL THEN format(' The first grant ends at %s.',
-                              @extschema@.idgen_registry_moment(kind, epoch, held.first_free)) ELSE '' END),
+                              @extschema@.idgen_registry_moment(kind, epoch, held.first_free)) ELSE '' END,
+                          CASE WHEN top.n IS NOT NULL THEN format(' Role %s holds the most: %s.', top.db_role, top.n) ELSE '' END),
                       HINT = 'Release grants that are not in use, wait for one to end, give the pool more slots (idgen_registry_pool), or use xid12 ids.';
         END IF;
         IF candidate = own THEN
@@ -498,8 +682,8 @@ BEGIN
         lo := greatest(@extschema@.idgen_registry_id_time(kind, epoch, server_time - backdate), next_free, 0);
         token := ('x' || encode(substr(uuid_send(gen_random_uuid()), 1, 4) || substr(uuid_send(gen_random_uuid()), 1, 4), 'hex'))::bit(64)::bigint;
         INSERT INTO @extschema@.idgen_registry_grant AS r
-                (kind, slot, pool, writer, reserved, token_sha256, lo, hi, lease, epoch_ms, granted_at)
-            VALUES ($1, candidate, $4, $2, false, sha256(int8send(token)), lo, end_t, lease, epoch, server_time)
+                (kind, slot, pool, writer, reserved, token_sha256, lo, hi, lease, epoch_ms, granted_at, db_role)
+            VALUES ($1, candidate, $4, $2, false, sha256(int8send(token)), lo, end_t, lease, epoch, server_time, caller)
             RETURNING r.* INTO g;
         UPDATE @extschema@.idgen_registry_slot s SET next_free = end_t WHERE s.kind = $1 AND s.slot = candidate;
         RETURN NEXT @extschema@.idgen_registry_row(g, token, server_time);
@@ -516,6 +700,7 @@ CREATE FUNCTION idgen_registry_holder(grant_id bigint, token bigint) RETURNS idg
 AS $$
 DECLARE
     g @extschema@.idgen_registry_grant;
+    caller CONSTANT name := @extschema@.idgen_registry_caller();
 BEGIN
     SELECT * INTO g FROM @extschema@.idgen_registry_grant r WHERE r.grant_id = $1 FOR UPDATE;
     IF NOT FOUND THEN
@@ -528,6 +713,12 @@ BEGIN
     IF token IS NULL OR g.token_sha256 <> sha256(int8send(token)) THEN
         RAISE EXCEPTION 'wrong token for grant %', $1 USING ERRCODE = 'insufficient_privilege';
     END IF;
+    -- A grant is its role's: another role holding its token (stolen, or copied with a device's
+    -- file) cannot use it, unless it is trusted.
+    IF g.db_role IS NOT NULL AND g.db_role <> caller AND NOT @extschema@.idgen_registry_trusted(caller) THEN
+        RAISE EXCEPTION 'grant % belongs to role %', $1, quote_ident(g.db_role)
+            USING ERRCODE = 'insufficient_privilege', HINT = 'Each role acquires its own grants.';
+    END IF;
     RETURN g;
 END
 $$;
@@ -535,7 +726,7 @@ COMMENT ON FUNCTION idgen_registry_holder(bigint, bigint) IS 'internal: a grant,
 
 CREATE FUNCTION idgen_renew(grant_id bigint, token bigint, lease interval DEFAULT NULL)
     RETURNS SETOF idgen_grant
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 1
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 1 SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -546,8 +737,10 @@ DECLARE
     settings @extschema@.idgen_registry_pool := @extschema@.idgen_registry_pool_of(g.pool);
     fence_since timestamptz := @extschema@.idgen_registry_check_origin();
 BEGIN
-    lease := coalesce(lease, g.lease);
-    IF lease < interval '1 second' OR lease > settings.max_lease THEN
+    -- Still admitted to the grant's pool (42501 once the DBA took the role out of it).
+    PERFORM @extschema@.idgen_registry_cap(g.pool, @extschema@.idgen_registry_caller());
+    lease := @extschema@.idgen_registry_lease(coalesce(lease, g.lease));
+    IF lease < interval '1 second' OR lease > @extschema@.idgen_registry_seconds(settings.max_lease) THEN
         RAISE EXCEPTION 'invalid lease: %', lease
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = format('A lease of pool %s is at least 1 second and at most %s.', quote_literal(g.pool), settings.max_lease);
@@ -589,7 +782,7 @@ COMMENT ON FUNCTION idgen_renew(bigint, bigint, interval) IS 'moves a grant''s w
 
 CREATE FUNCTION idgen_release(grant_id bigint, token bigint, last_id_time timestamptz DEFAULT NULL)
     RETURNS SETOF idgen_grant
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 1
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 1 SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -641,7 +834,7 @@ SELECT pg_catalog.pg_extension_config_dump('idgen_registry_report', '');
 CREATE FUNCTION idgen_report(grant_id bigint, token bigint, device text, syncs bigint,
                              last_id_time timestamptz DEFAULT NULL, attempt bigint DEFAULT NULL)
     RETURNS bigint
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -715,25 +908,27 @@ COMMENT ON FUNCTION idgen_registry_point(bigint) IS 'internal: a Snowflake id''s
 COMMENT ON FUNCTION idgen_registry_point(xid12) IS 'internal: an xid12''s machine id and id-time, packed';
 
 CREATE FUNCTION idgen_writer_of(id bigint)
-    RETURNS TABLE (writer text, grant_id bigint, kind text, pool text, slot integer, lo timestamptz, hi timestamptz)
+    RETURNS TABLE (writer text, grant_id bigint, kind text, pool text, slot integer, lo timestamptz, hi timestamptz,
+                   db_role name)
     LANGUAGE sql STABLE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     BEGIN ATOMIC
-        SELECT g.writer, g.grant_id, g.kind, g.pool, g.slot, g.lo, g.hi
-        FROM @extschema@.idgen_grants g JOIN @extschema@.idgen_registry_grant r USING (grant_id)
-        WHERE r.span @> @extschema@.idgen_registry_point(id);
+        SELECT g.writer, g.grant_id, g.kind, g.pool, g.slot, g.lo, g.hi, g.db_role
+        FROM @extschema@.idgen_grants g
+        WHERE g.span @> @extschema@.idgen_registry_point(id);
     END;
+COMMENT ON FUNCTION idgen_writer_of(bigint) IS 'the writer (and the database role that made its grant) whose grant or reservation covers this Snowflake id; no row when none does';
 CREATE FUNCTION idgen_writer_of(id xid12)
-    RETURNS TABLE (writer text, grant_id bigint, kind text, pool text, slot integer, lo timestamptz, hi timestamptz)
+    RETURNS TABLE (writer text, grant_id bigint, kind text, pool text, slot integer, lo timestamptz, hi timestamptz,
+                   db_role name)
     LANGUAGE sql STABLE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     BEGIN ATOMIC
-        SELECT g.writer, g.grant_id, g.kind, g.pool, g.slot, g.lo, g.hi
-        FROM @extschema@.idgen_grants g JOIN @extschema@.idgen_registry_grant r USING (grant_id)
-        WHERE r.span @> @extschema@.idgen_registry_point(id);
+        SELECT g.writer, g.grant_id, g.kind, g.pool, g.slot, g.lo, g.hi, g.db_role
+        FROM @extschema@.idgen_grants g
+        WHERE g.span @> @extschema@.idgen_registry_point(id);
     END;
-COMMENT ON FUNCTION idgen_writer_of(bigint) IS 'the writer whose grant or reservation covers this Snowflake id; no row when none does';
-COMMENT ON FUNCTION idgen_writer_of(xid12) IS 'the writer whose grant or reservation covers this xid12; no row when none does';
+COMMENT ON FUNCTION idgen_writer_of(xid12) IS 'the writer (and the database role that made its grant) whose grant or reservation covers this xid12; no row when none does';
 
 -- The ids of a bigint (Snowflake) or xid12 column that no grant or reservation covers, with why:
 -- before ids from elsewhere meet a unique index, this finds those nobody was given.
@@ -764,7 +959,7 @@ BEGIN
                CASE WHEN t.%1$I IS NULL THEN 'the id is NULL'
                     WHEN p.point IS NULL THEN 'a negative bigint is not a Snowflake id'
                     ELSE format('%2$s %%s at %%s: no grant or reservation covers it; %%s', p.slot, p.at,
-                                CASE WHEN EXISTS (SELECT FROM %4$I.idgen_registry_grant g
+                                CASE WHEN EXISTS (SELECT FROM %4$I.idgen_grants g
                                                   WHERE g.kind = %3$L AND g.slot = p.slot)
                                      THEN 'it is outside every window of that slot'
                                      ELSE 'that slot was never granted or reserved' END) END
@@ -772,7 +967,7 @@ BEGIN
         CROSS JOIN LATERAL (SELECT %4$I.idgen_registry_point(t.%1$I) AS point,
                                    %6$s AS slot, %7$s AS at) p
         WHERE p.point IS NULL
-           OR NOT EXISTS (SELECT FROM %4$I.idgen_registry_grant g WHERE g.span @> p.point)$q$,
+           OR NOT EXISTS (SELECT FROM %4$I.idgen_grants g WHERE g.span @> p.point)$q$,
         id_column, CASE kind WHEN 'snowflake' THEN 'worker' ELSE 'machine' END, kind, '@extschema@', relation,
         CASE kind WHEN 'snowflake' THEN format('((t.%I >> 12) & 1023)::int', id_column)
              ELSE format('(SELECT (get_byte(m, 0) << 16) | (get_byte(m, 1) << 8) | get_byte(m, 2) FROM %I.xid12_machine(t.%I) m)', '@extschema@', id_column) END,
@@ -781,3 +976,32 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION idgen_verify(regclass, name) IS 'the ids of a column that no writer grant or reservation covers, with the reason';
+
+-- Privileges -----------------------------------------------------------------------------------
+-- Functions are executable by PUBLIC unless revoked. The registry's writer functions go to the
+-- roles a DBA names (idgen_pool_allow); the DBA's own (reservations, the fence, the pools' ACL)
+-- and the internals stay the owner's and the superusers'. idgen_writer_of and idgen_verify stay
+-- executable by all: they read the registry through idgen_grants, which only the roles a DBA
+-- grants SELECT on may read. The pure helpers (pack, time_end, moment, id_time, point,
+-- builtin_pool, fence_margin, seconds, lease, check_length) read no table and change nothing.
+REVOKE EXECUTE ON FUNCTION
+    idgen_acquire(text, text, interval, text),
+    idgen_renew(bigint, bigint, interval),
+    idgen_release(bigint, bigint, timestamptz),
+    idgen_report(bigint, bigint, text, bigint, timestamptz, bigint),
+    idgen_reserve(text, integer, text),
+    idgen_registry_reserve(text, integer, text, boolean),
+    idgen_registry_lift_fence(),
+    idgen_registry_check_origin(),
+    idgen_registry_holder(bigint, bigint),
+    idgen_registry_durable(),
+    idgen_registry_row(idgen_registry_grant, bigint, timestamptz),
+    idgen_registry_own_slot(text),
+    idgen_registry_pool_of(text),
+    idgen_registry_fence_lease(text, int4range),
+    idgen_registry_caller(),
+    idgen_registry_trusted(name),
+    idgen_registry_cap(text, name),
+    idgen_pool_allow(text, regrole, integer),
+    idgen_pool_disallow(text, regrole)
+FROM PUBLIC;

@@ -3,3 +3,722 @@
 
 -- Each object below is the same as in a fresh 0.7.0 install (sql/*.sql). Sections in the order
 -- the changes were made; every one names the file that defines its objects.
+
+-- The registry changes only through its functions (issue 33): sql/registry.sql ------------------
+-- Provenance: the database role that made each grant (NULL for grants made before 0.7.0).
+ALTER TABLE idgen_registry_grant ADD COLUMN db_role name;
+CREATE INDEX idgen_registry_grant_live ON idgen_registry_grant (pool, db_role) WHERE released_at IS NULL;
+
+-- The pools' ACL and the caps' row locks.
+CREATE TABLE idgen_registry_pool_role (
+    pool text NOT NULL CHECK (pool <> 'reserved'),
+    member regrole NOT NULL,
+    max_live integer NOT NULL CHECK (max_live > 0),
+    PRIMARY KEY (pool, member)
+);
+COMMENT ON TABLE idgen_registry_pool_role IS 'which roles may take grants in which pool, and how many live grants each role may hold there';
+SELECT pg_catalog.pg_extension_config_dump('idgen_registry_pool_role', '');
+CREATE TABLE idgen_registry_quota (
+    pool text NOT NULL,
+    db_role name NOT NULL,
+    PRIMARY KEY (pool, db_role)
+);
+COMMENT ON TABLE idgen_registry_quota IS 'internal: a row lock per pool and role, taken while a capped acquire counts the role''s live grants';
+
+-- >>> sql/registry.sql idgen_registry_caller
+CREATE OR REPLACE FUNCTION idgen_registry_caller() RETURNS name
+    LANGUAGE sql STABLE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+    RETURN coalesce(nullif(current_setting('role'), 'none'), session_user);
+COMMENT ON FUNCTION idgen_registry_caller() IS 'internal: the role a registry call is made for (SET ROLE''s, else the session user)';
+-- <<< sql/registry.sql idgen_registry_caller
+-- >>> sql/registry.sql idgen_registry_trusted
+CREATE OR REPLACE FUNCTION idgen_registry_trusted(role_name name) RETURNS boolean
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN coalesce((SELECT r.rolsuper OR r.oid = (SELECT e.extowner FROM pg_extension e WHERE e.extname = 'pg_idgen')
+                     FROM pg_roles r WHERE r.rolname = role_name), false);
+COMMENT ON FUNCTION idgen_registry_trusted(name) IS 'internal: whether a role is a superuser or the extension''s owner';
+-- <<< sql/registry.sql idgen_registry_trusted
+-- >>> sql/registry.sql idgen_registry_cap
+CREATE OR REPLACE FUNCTION idgen_registry_cap(pool text, role_name name) RETURNS integer
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cap integer;
+BEGIN
+    IF @extschema@.idgen_registry_trusted(role_name) THEN
+        RETURN NULL;
+    END IF;
+    SELECT max(a.max_live) INTO cap FROM @extschema@.idgen_registry_pool_role a
+        JOIN pg_roles r ON r.oid = a.member
+        WHERE a.pool = $1 AND pg_has_role(role_name, r.oid, 'USAGE');
+    IF cap IS NULL THEN
+        RAISE EXCEPTION 'role % may not take grants in pool %', quote_ident(role_name), quote_literal(pool)
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'The superuser or the extension''s owner allows a role a pool with idgen_pool_allow(pool, role, max_live).';
+    END IF;
+    RETURN cap;
+END
+$$;
+COMMENT ON FUNCTION idgen_registry_cap(text, name) IS 'internal: a role''s cap of live grants in a pool (NULL: trusted); 42501 when it may not use the pool';
+-- <<< sql/registry.sql idgen_registry_cap
+-- >>> sql/registry.sql idgen_registry_seconds
+CREATE OR REPLACE FUNCTION idgen_registry_seconds(span interval) RETURNS interval
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN make_interval(secs => extract(epoch FROM span));
+COMMENT ON FUNCTION idgen_registry_seconds(interval) IS 'internal: an interval as elapsed seconds, with no day or month part';
+-- <<< sql/registry.sql idgen_registry_seconds
+-- >>> sql/registry.sql idgen_registry_lease
+CREATE OR REPLACE FUNCTION idgen_registry_lease(lease interval) RETURNS interval
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF date_part('year', lease) <> 0 OR date_part('month', lease) <> 0 THEN
+        RAISE EXCEPTION 'invalid lease: %', lease
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'A lease is elapsed time; months and years have no fixed length.',
+                  HINT = 'Give the lease in days, hours, minutes or seconds.';
+    END IF;
+    RETURN @extschema@.idgen_registry_seconds(lease);
+END
+$$;
+COMMENT ON FUNCTION idgen_registry_lease(interval) IS 'internal: a lease as elapsed seconds; 22023 for a month or year part';
+-- <<< sql/registry.sql idgen_registry_lease
+
+-- The view gains db_role and span (the read interface of idgen_writer_of and idgen_verify).
+CREATE OR REPLACE VIEW idgen_grants AS
+SELECT g.grant_id, g.writer, g.kind, g.pool, g.slot,
+       idgen_registry_moment(g.kind, g.epoch_ms, g.lo) AS lo,
+       CASE WHEN g.reserved THEN 'infinity'::timestamptz
+            ELSE idgen_registry_moment(g.kind, g.epoch_ms, g.hi) END AS hi,
+       g.granted_at, g.renewed_at, g.released_at, g.reserved, g.epoch_ms, g.lease,
+       g.db_role, g.span
+FROM idgen_registry_grant g;
+COMMENT ON VIEW idgen_grants IS 'every writer grant and reservation, live or ended, with the database role that made it';
+
+-- idgen_writer_of returns db_role too: a new result type.
+DROP FUNCTION idgen_writer_of(bigint);
+DROP FUNCTION idgen_writer_of(xid12);
+-- >>> sql/registry.sql idgen_writer_of(id bigint)
+CREATE OR REPLACE FUNCTION idgen_writer_of(id bigint)
+    RETURNS TABLE (writer text, grant_id bigint, kind text, pool text, slot integer, lo timestamptz, hi timestamptz,
+                   db_role name)
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC
+        SELECT g.writer, g.grant_id, g.kind, g.pool, g.slot, g.lo, g.hi, g.db_role
+        FROM @extschema@.idgen_grants g
+        WHERE g.span @> @extschema@.idgen_registry_point(id);
+    END;
+COMMENT ON FUNCTION idgen_writer_of(bigint) IS 'the writer (and the database role that made its grant) whose grant or reservation covers this Snowflake id; no row when none does';
+-- <<< sql/registry.sql idgen_writer_of(id bigint)
+-- >>> sql/registry.sql idgen_writer_of(id xid12)
+CREATE OR REPLACE FUNCTION idgen_writer_of(id xid12)
+    RETURNS TABLE (writer text, grant_id bigint, kind text, pool text, slot integer, lo timestamptz, hi timestamptz,
+                   db_role name)
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC
+        SELECT g.writer, g.grant_id, g.kind, g.pool, g.slot, g.lo, g.hi, g.db_role
+        FROM @extschema@.idgen_grants g
+        WHERE g.span @> @extschema@.idgen_registry_point(id);
+    END;
+COMMENT ON FUNCTION idgen_writer_of(xid12) IS 'the writer (and the database role that made its grant) whose grant or reservation covers this xid12; no row when none does';
+-- <<< sql/registry.sql idgen_writer_of(id xid12)
+-- >>> sql/registry.sql idgen_verify
+CREATE OR REPLACE FUNCTION idgen_verify(relation regclass, id_column name)
+    RETURNS TABLE (id text, reason text)
+    LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    typ regtype;
+    kind text;
+BEGIN
+    SELECT a.atttypid::regtype INTO typ FROM pg_attribute a
+        WHERE a.attrelid = relation AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column % of relation % does not exist', quote_ident(id_column), relation
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    kind := CASE (SELECT coalesce(nullif(t.typbasetype, 0), t.oid) FROM pg_type t WHERE t.oid = typ)
+                WHEN 'bigint'::regtype THEN 'snowflake'
+                WHEN '@extschema@.xid12'::regtype THEN 'xid12' END;
+    IF kind IS NULL THEN
+        RAISE EXCEPTION 'column % of % is of type %, not bigint (Snowflake ids) or xid12', quote_ident(id_column), relation, typ
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    RETURN QUERY EXECUTE format($q$
+        SELECT t.%1$I::text,
+               CASE WHEN t.%1$I IS NULL THEN 'the id is NULL'
+                    WHEN p.point IS NULL THEN 'a negative bigint is not a Snowflake id'
+                    ELSE format('%2$s %%s at %%s: no grant or reservation covers it; %%s', p.slot, p.at,
+                                CASE WHEN EXISTS (SELECT FROM %4$I.idgen_grants g
+                                                  WHERE g.kind = %3$L AND g.slot = p.slot)
+                                     THEN 'it is outside every window of that slot'
+                                     ELSE 'that slot was never granted or reserved' END) END
+        FROM %5$s t
+        CROSS JOIN LATERAL (SELECT %4$I.idgen_registry_point(t.%1$I) AS point,
+                                   %6$s AS slot, %7$s AS at) p
+        WHERE p.point IS NULL
+           OR NOT EXISTS (SELECT FROM %4$I.idgen_grants g WHERE g.span @> p.point)$q$,
+        id_column, CASE kind WHEN 'snowflake' THEN 'worker' ELSE 'machine' END, kind, '@extschema@', relation,
+        CASE kind WHEN 'snowflake' THEN format('((t.%I >> 12) & 1023)::int', id_column)
+             ELSE format('(SELECT (get_byte(m, 0) << 16) | (get_byte(m, 1) << 8) | get_byte(m, 2) FROM %I.xid12_machine(t.%I) m)', '@extschema@', id_column) END,
+        CASE kind WHEN 'snowflake' THEN format('%I.snowflake_time(t.%I)', '@extschema@', id_column)
+             ELSE format('%I.xid12_time(t.%I)', '@extschema@', id_column) END);
+END
+$$;
+COMMENT ON FUNCTION idgen_verify(regclass, name) IS 'the ids of a column that no writer grant or reservation covers, with the reason';
+-- <<< sql/registry.sql idgen_verify
+
+-- The writer functions run as the owner, check the pool's ACL, the cap and the grant's role, and
+-- take leases as elapsed seconds.
+-- >>> sql/registry.sql idgen_registry_holder
+CREATE OR REPLACE FUNCTION idgen_registry_holder(grant_id bigint, token bigint) RETURNS idgen_registry_grant
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    g @extschema@.idgen_registry_grant;
+    caller CONSTANT name := @extschema@.idgen_registry_caller();
+BEGIN
+    SELECT * INTO g FROM @extschema@.idgen_registry_grant r WHERE r.grant_id = $1 FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'grant % does not exist', coalesce($1::text, 'NULL') USING ERRCODE = 'undefined_object';
+    END IF;
+    IF g.reserved THEN
+        RAISE EXCEPTION 'grant % is a reservation, which has no token', $1
+            USING ERRCODE = 'insufficient_privilege', HINT = 'A reservation is for good: it is not renewed or released.';
+    END IF;
+    IF token IS NULL OR g.token_sha256 <> sha256(int8send(token)) THEN
+        RAISE EXCEPTION 'wrong token for grant %', $1 USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    -- A grant is its role's: another role holding its token (stolen, or copied with a device's
+    -- file) cannot use it, unless it is trusted.
+    IF g.db_role IS NOT NULL AND g.db_role <> caller AND NOT @extschema@.idgen_registry_trusted(caller) THEN
+        RAISE EXCEPTION 'grant % belongs to role %', $1, quote_ident(g.db_role)
+            USING ERRCODE = 'insufficient_privilege', HINT = 'Each role acquires its own grants.';
+    END IF;
+    RETURN g;
+END
+$$;
+COMMENT ON FUNCTION idgen_registry_holder(bigint, bigint) IS 'internal: a grant, locked, once its token is checked';
+-- <<< sql/registry.sql idgen_registry_holder
+-- >>> sql/registry.sql idgen_registry_reserve
+CREATE OR REPLACE FUNCTION idgen_registry_reserve(kind text, slot integer, writer text, takeover boolean)
+    RETURNS bigint
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    now_t bigint;
+    next_free bigint;
+    holder record;
+    id bigint;
+    epoch bigint;
+BEGIN
+    IF kind IS NULL OR kind NOT IN ('snowflake', 'xid12') THEN
+        RAISE EXCEPTION 'invalid writer kind: %', coalesce(quote_literal(kind), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'The kinds are ''snowflake'' and ''xid12''.';
+    END IF;
+    IF slot IS NULL OR slot < 0 OR slot >= (CASE kind WHEN 'snowflake' THEN 1024 ELSE 16777216 END) THEN
+        RAISE EXCEPTION '% slot % is out of range', kind, coalesce(slot::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = CASE kind WHEN 'snowflake' THEN 'Snowflake worker ids are 0 .. 1023.'
+                                     ELSE 'xid12 machine ids are 0 .. 16777215.' END;
+    END IF;
+    IF writer IS NULL OR writer = '' THEN
+        RAISE EXCEPTION 'a writer needs a name' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM @extschema@.idgen_registry_check_length('writer', writer, 256);
+    epoch := CASE kind WHEN 'snowflake' THEN
+        coalesce(nullif(current_setting('pg_idgen.snowflake_epoch', true), ''), '1288834974657')::bigint END;
+    now_t := @extschema@.idgen_registry_id_time(kind, epoch, clock_timestamp());
+
+    INSERT INTO @extschema@.idgen_registry_slot AS s (kind, slot, next_free) VALUES ($1, $2, 0)
+        ON CONFLICT DO NOTHING;
+    SELECT s.next_free INTO next_free FROM @extschema@.idgen_registry_slot s
+        WHERE s.kind = $1 AND s.slot = $2 FOR UPDATE;
+    -- The grant or reservation whose window ends where the slot's next one may start.
+    SELECT g.grant_id, g.writer INTO holder FROM @extschema@.idgen_registry_grant g
+        WHERE g.kind = $1 AND g.slot = $2 AND g.hi = next_free ORDER BY g.grant_id DESC LIMIT 1;
+    IF next_free = @extschema@.idgen_registry_time_end(kind) THEN
+        IF holder.writer = $3 OR takeover THEN
+            RETURN holder.grant_id;
+        END IF;
+        RAISE EXCEPTION '% slot % is already reserved by writer %', kind, slot, quote_literal(holder.writer)
+            USING ERRCODE = 'duplicate_object', DETAIL = format('Reservation %s.', holder.grant_id);
+    END IF;
+    IF next_free > now_t THEN
+        IF NOT takeover THEN
+            RAISE EXCEPTION '% slot % is granted to writer % until %', kind, slot, quote_literal(holder.writer),
+                    @extschema@.idgen_registry_moment(kind, epoch, next_free)
+                USING ERRCODE = 'object_in_use',
+                      HINT = 'Reserve another slot, or this one once that grant has ended.';
+        END IF;
+        RAISE WARNING '% slot % is granted to writer % until %; it is reserved for % from then on',
+                kind, slot, quote_literal(holder.writer), @extschema@.idgen_registry_moment(kind, epoch, next_free),
+                quote_literal(writer)
+            USING DETAIL = 'Ids that both make before then may be equal.';
+    END IF;
+    INSERT INTO @extschema@.idgen_registry_grant AS g
+            (kind, slot, pool, writer, reserved, lo, hi, epoch_ms, granted_at, db_role)
+        VALUES ($1, $2, 'reserved', $3, true, next_free, @extschema@.idgen_registry_time_end(kind), epoch,
+                clock_timestamp(), current_user)
+        RETURNING g.grant_id INTO id;
+    UPDATE @extschema@.idgen_registry_slot s SET next_free = @extschema@.idgen_registry_time_end($1)
+        WHERE s.kind = $1 AND s.slot = $2;
+    RETURN id;
+END
+$$;
+COMMENT ON FUNCTION idgen_registry_reserve(text, integer, text, boolean) IS 'internal: reserves a slot (idgen_reserve, and the server''s own slots)';
+-- <<< sql/registry.sql idgen_registry_reserve
+-- >>> sql/registry.sql idgen_acquire
+CREATE OR REPLACE FUNCTION idgen_acquire(kind text, writer text, lease interval DEFAULT '10 minutes', pool text DEFAULT 'app')
+    RETURNS SETOF idgen_grant
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 1 SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    server_time CONSTANT timestamptz := clock_timestamp();
+    -- A writer whose clock is up to 5 s behind the server's can start at once: its window
+    -- starts up to 5 s back, never before the end of the slot's last window.
+    backdate CONSTANT interval := '5 seconds';
+    settings @extschema@.idgen_registry_pool;
+    slots int4range;
+    fence_since timestamptz;
+    fence_lease interval;
+    own integer;
+    epoch bigint;
+    now_t bigint;
+    end_t bigint;
+    candidate integer;
+    next_free bigint;
+    lo bigint;
+    token bigint;
+    g @extschema@.idgen_registry_grant;
+    tries integer := 0;
+    held record;
+    caller CONSTANT name := @extschema@.idgen_registry_caller();
+    cap integer;
+    live bigint;
+    top record;
+BEGIN
+    IF kind IS NULL OR kind NOT IN ('snowflake', 'xid12') THEN
+        RAISE EXCEPTION 'invalid writer kind: %', coalesce(quote_literal(kind), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'The kinds are ''snowflake'' and ''xid12''.';
+    END IF;
+    IF pool IS NULL OR pool = '' OR pool = 'reserved' THEN
+        RAISE EXCEPTION 'invalid pool: %', coalesce(quote_literal(pool), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM @extschema@.idgen_registry_check_length('pool', pool, 63);
+    -- The pool's ACL: 42501 unless the caller may take grants here.
+    cap := @extschema@.idgen_registry_cap(pool, caller);
+    settings := @extschema@.idgen_registry_pool_of(pool);
+    slots := CASE kind WHEN 'snowflake' THEN settings.snowflake_slots ELSE settings.xid12_slots END;
+    lease := @extschema@.idgen_registry_lease(lease);
+    IF lease IS NULL OR lease < interval '1 second' OR lease > @extschema@.idgen_registry_seconds(settings.max_lease) THEN
+        RAISE EXCEPTION 'invalid lease: %', coalesce(lease::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('A lease of pool %s is at least 1 second and at most %s.', quote_literal(pool), settings.max_lease);
+    END IF;
+    IF writer IS NULL OR writer = '' THEN
+        RAISE EXCEPTION 'a writer needs a name' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM @extschema@.idgen_registry_check_length('writer', writer, 256);
+    -- After a failover or a restore, grants made at the end of the old history may be lost:
+    -- nothing new is granted until they must have ended.
+    fence_since := @extschema@.idgen_registry_check_origin();
+    IF fence_since IS NOT NULL THEN
+        fence_lease := @extschema@.idgen_registry_fence_lease(kind, slots);
+    END IF;
+    IF fence_since + @extschema@.idgen_registry_seconds(fence_lease) + @extschema@.idgen_registry_fence_margin() > server_time THEN
+        RAISE EXCEPTION 'the writer registry grants nothing in pool % until %', quote_literal(pool),
+                fence_since + @extschema@.idgen_registry_seconds(fence_lease) + @extschema@.idgen_registry_fence_margin()
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('At %s the registry found itself on %s; grants made there just before may be lost, and they end by then (the longest lease of the pools that share this pool''s %s slots, %s, and %s for the servers'' clocks).',
+                      fence_since, (SELECT o.reason FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1),
+                      kind, fence_lease, @extschema@.idgen_registry_fence_margin()),
+                  HINT = 'Writers with live grants renew them meanwhile. If no grant can have been lost (the promoted standby was synchronous), SELECT idgen_registry_lift_fence().';
+    END IF;
+    PERFORM @extschema@.idgen_registry_durable();
+    -- The server's own slot is reserved before anything is granted.
+    own := @extschema@.idgen_registry_own_slot(kind);
+    IF own IS NOT NULL AND NOT EXISTS (SELECT FROM @extschema@.idgen_registry_slot s
+            WHERE s.kind = $1 AND s.slot = own AND s.next_free = @extschema@.idgen_registry_time_end($1)) THEN
+        PERFORM @extschema@.idgen_registry_reserve(kind, own,
+            CASE kind WHEN 'snowflake' THEN 'this server (pg_idgen.worker_id)'
+                      ELSE 'this server (its xid12 machine id)' END, true);
+    END IF;
+    epoch := CASE kind WHEN 'snowflake' THEN
+        coalesce(nullif(current_setting('pg_idgen.snowflake_epoch', true), ''), '1288834974657')::bigint END;
+    -- Snowflake windows are kept in milliseconds since the epoch: one epoch for the registry.
+    IF kind = 'snowflake' AND epoch <> (SELECT r.epoch_ms FROM @extschema@.idgen_registry_grant r
+                                        WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1) THEN
+        RAISE EXCEPTION 'the registry''s Snowflake grants use the epoch %, and pg_idgen.snowflake_epoch is now %',
+                (SELECT r.epoch_ms FROM @extschema@.idgen_registry_grant r WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1), epoch
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Set pg_idgen.snowflake_epoch back: ids of two epochs cannot be told apart.';
+    END IF;
+    now_t := @extschema@.idgen_registry_id_time(kind, epoch, server_time);
+    end_t := @extschema@.idgen_registry_id_time(kind, epoch, server_time + lease);
+    IF end_t >= @extschema@.idgen_registry_time_end(kind) THEN
+        RAISE EXCEPTION 'a % window ending at % is beyond the last id-time of its ids', kind, server_time + lease
+            USING ERRCODE = 'datetime_field_overflow';
+    END IF;
+
+    -- A role's live grants in a pool are capped: one writer cannot hold a pool's every slot. The
+    -- quota row's lock makes the role's concurrent acquires in the pool count one after another.
+    IF cap IS NOT NULL THEN
+        INSERT INTO @extschema@.idgen_registry_quota AS q (pool, db_role) VALUES ($4, caller) ON CONFLICT DO NOTHING;
+        PERFORM FROM @extschema@.idgen_registry_quota q WHERE q.pool = $4 AND q.db_role = caller FOR UPDATE;
+        SELECT count(*) INTO live FROM @extschema@.idgen_registry_grant r
+            WHERE r.pool = $4 AND r.db_role = caller AND r.released_at IS NULL
+              AND @extschema@.idgen_registry_moment(r.kind, r.epoch_ms, r.hi) > server_time;
+        IF live >= cap THEN
+            RAISE EXCEPTION 'role % holds % live grants in pool %, its cap', quote_ident(caller), live, quote_literal(pool)
+                USING ERRCODE = 'configuration_limit_exceeded',
+                      HINT = 'Release grants that are not in use, or wait for one to end; the DBA sets the cap with idgen_pool_allow.';
+        END IF;
+    END IF;
+
+    -- Candidates, among the pool's slots: free slots whose last window ended at least 5 s ago
+    -- first, then the others that are free now, in random order (concurrent acquires rarely
+    -- want the same slot). xid12: slots the registry used before, then new random ones
+    -- (README: the registry reuses its own machine ids, so it touches as few as it can of the
+    -- 2^24 that an unregistered writer's md5(host name) might give).
+    LOOP
+        tries := tries + 1;
+        candidate := NULL;
+        IF kind = 'snowflake' THEN
+            SELECT c.slot INTO candidate
+            FROM generate_series(lower(slots), upper(slots) - 1) c(slot)
+            LEFT JOIN @extschema@.idgen_registry_slot s ON s.kind = 'snowflake' AND s.slot = c.slot
+            WHERE coalesce(s.next_free, 0) <= now_t
+            ORDER BY coalesce(s.next_free, 0) <= now_t - 5000 DESC, random()
+            LIMIT 1;
+        ELSIF tries <= 20 THEN
+            SELECT s.slot INTO candidate FROM @extschema@.idgen_registry_slot s
+            WHERE s.kind = 'xid12' AND s.slot <@ slots AND s.next_free <= now_t
+            ORDER BY s.next_free <= now_t - 5 DESC, random() LIMIT 1;
+        END IF;
+        IF tries > 2000 THEN
+            RAISE EXCEPTION 'no free % slot found after % tries', kind, tries - 1
+                USING ERRCODE = 'lock_not_available', HINT = 'Try again.';
+        END IF;
+        IF candidate IS NULL AND kind = 'xid12' AND tries <= 200 THEN
+            candidate := lower(slots) + floor(random() * (upper(slots) - lower(slots)))::integer;
+        END IF;
+        IF candidate IS NULL THEN
+            SELECT count(*) AS n, count(*) FILTER (WHERE s.next_free = @extschema@.idgen_registry_time_end($1)) AS reserved,
+                   min(s.next_free) FILTER (WHERE s.next_free < @extschema@.idgen_registry_time_end($1)) AS first_free
+              INTO held
+              FROM @extschema@.idgen_registry_slot s WHERE s.kind = $1 AND s.slot <@ slots AND s.next_free > now_t;
+            -- Who holds the most of them.
+            SELECT coalesce(quote_ident(r.db_role), 'a role before 0.7.0') AS db_role, count(*) AS n INTO top
+              FROM @extschema@.idgen_registry_grant r
+             WHERE r.kind = $1 AND r.slot <@ slots AND NOT r.reserved AND r.hi > now_t
+             GROUP BY r.db_role ORDER BY count(*) DESC, r.db_role LIMIT 1;
+            RAISE EXCEPTION 'every % slot of pool % is held', kind, quote_literal(pool)
+                USING ERRCODE = 'configuration_limit_exceeded',
+                      DETAIL = format('%s of the pool''s %s slots (%s) are held: %s by grants, %s reserved.%s%s', held.n,
+                          upper(slots) - lower(slots), slots, held.n - held.reserved, held.reserved,
+                          CASE WHEN held.first_free IS NOT NULL THEN format(' The first grant ends at %s.',
+                              @extschema@.idgen_registry_moment(kind, epoch, held.first_free)) ELSE '' END,
+                          CASE WHEN top.n IS NOT NULL THEN format(' Role %s holds the most: %s.', top.db_role, top.n) ELSE '' END),
+                      HINT = 'Release grants that are not in use, wait for one to end, give the pool more slots (idgen_registry_pool), or use xid12 ids.';
+        END IF;
+        IF candidate = own THEN
+            CONTINUE;
+        END IF;
+
+        -- Take the slot's row lock. A slot nobody had has no row yet: insert it. A concurrent
+        -- acquire that locked or inserted it first makes this one wait; if it took the slot,
+        -- next_free is then in the future and this one tries another.
+        next_free := NULL;
+        SELECT s.next_free INTO next_free FROM @extschema@.idgen_registry_slot s
+            WHERE s.kind = $1 AND s.slot = candidate FOR UPDATE;
+        IF NOT FOUND THEN
+            INSERT INTO @extschema@.idgen_registry_slot AS s (kind, slot, next_free) VALUES ($1, candidate, 0)
+                ON CONFLICT DO NOTHING RETURNING s.next_free INTO next_free;
+        END IF;
+        CONTINUE WHEN next_free IS NULL OR next_free > now_t;
+
+        lo := greatest(@extschema@.idgen_registry_id_time(kind, epoch, server_time - backdate), next_free, 0);
+        token := ('x' || encode(substr(uuid_send(gen_random_uuid()), 1, 4) || substr(uuid_send(gen_random_uuid()), 1, 4), 'hex'))::bit(64)::bigint;
+        INSERT INTO @extschema@.idgen_registry_grant AS r
+                (kind, slot, pool, writer, reserved, token_sha256, lo, hi, lease, epoch_ms, granted_at, db_role)
+            VALUES ($1, candidate, $4, $2, false, sha256(int8send(token)), lo, end_t, lease, epoch, server_time, caller)
+            RETURNING r.* INTO g;
+        UPDATE @extschema@.idgen_registry_slot s SET next_free = end_t WHERE s.kind = $1 AND s.slot = candidate;
+        RETURN NEXT @extschema@.idgen_registry_row(g, token, server_time);
+        RETURN;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION idgen_acquire(text, text, interval, text) IS 'grants a free Snowflake worker id or xid12 machine id to a writer for a window of id-time';
+-- <<< sql/registry.sql idgen_acquire
+-- >>> sql/registry.sql idgen_renew
+CREATE OR REPLACE FUNCTION idgen_renew(grant_id bigint, token bigint, lease interval DEFAULT NULL)
+    RETURNS SETOF idgen_grant
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 1 SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    server_time CONSTANT timestamptz := clock_timestamp();
+    g @extschema@.idgen_registry_grant := @extschema@.idgen_registry_holder(grant_id, token);
+    next_free bigint;
+    new_hi bigint;
+    settings @extschema@.idgen_registry_pool := @extschema@.idgen_registry_pool_of(g.pool);
+    fence_since timestamptz := @extschema@.idgen_registry_check_origin();
+BEGIN
+    -- Still admitted to the grant's pool (42501 once the DBA took the role out of it).
+    PERFORM @extschema@.idgen_registry_cap(g.pool, @extschema@.idgen_registry_caller());
+    lease := @extschema@.idgen_registry_lease(coalesce(lease, g.lease));
+    IF lease < interval '1 second' OR lease > @extschema@.idgen_registry_seconds(settings.max_lease) THEN
+        RAISE EXCEPTION 'invalid lease: %', lease
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = format('A lease of pool %s is at least 1 second and at most %s.', quote_literal(g.pool), settings.max_lease);
+    END IF;
+    IF g.released_at IS NOT NULL THEN
+        RAISE EXCEPTION 'grant lost: grant % was released at %', g.grant_id, g.released_at
+            USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Acquire a new grant.';
+    END IF;
+    -- A grant that had ended when the registry found itself on a new timeline or cluster may
+    -- have been followed there by a grant that is lost now: it is not continued.
+    IF g.granted_at < fence_since AND @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.hi) <= fence_since THEN
+        RAISE EXCEPTION 'grant lost: grant % had ended when the registry was fenced at %', g.grant_id, fence_since
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = (SELECT o.reason FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1),
+                  HINT = 'Acquire a new grant; make no id after the old window.';
+    END IF;
+    PERFORM @extschema@.idgen_registry_durable();
+    SELECT s.next_free INTO next_free FROM @extschema@.idgen_registry_slot s
+        WHERE s.kind = g.kind AND s.slot = g.slot FOR UPDATE;
+    IF next_free <> g.hi THEN
+        RAISE EXCEPTION 'grant lost: % slot %''s id-time from % went to another writer', g.kind, g.slot,
+                @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.hi)
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('Grant %s ended at %s.', g.grant_id, @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.hi)),
+                  HINT = 'Acquire a new grant; make no id after the old window.';
+    END IF;
+    new_hi := greatest(g.hi, @extschema@.idgen_registry_id_time(g.kind, g.epoch_ms, server_time + lease));
+    IF new_hi >= @extschema@.idgen_registry_time_end(g.kind) THEN
+        RAISE EXCEPTION 'a % window ending at % is beyond the last id-time of its ids', g.kind, server_time + lease
+            USING ERRCODE = 'datetime_field_overflow';
+    END IF;
+    UPDATE @extschema@.idgen_registry_grant r SET hi = new_hi, renewed_at = server_time
+        WHERE r.grant_id = g.grant_id RETURNING r.* INTO g;
+    UPDATE @extschema@.idgen_registry_slot s SET next_free = new_hi WHERE s.kind = g.kind AND s.slot = g.slot;
+    RETURN NEXT @extschema@.idgen_registry_row(g, token, server_time);
+END
+$$;
+COMMENT ON FUNCTION idgen_renew(bigint, bigint, interval) IS 'moves a grant''s window end on; grant lost (55000) when its slot went on to another writer';
+-- <<< sql/registry.sql idgen_renew
+-- >>> sql/registry.sql idgen_release
+CREATE OR REPLACE FUNCTION idgen_release(grant_id bigint, token bigint, last_id_time timestamptz DEFAULT NULL)
+    RETURNS SETOF idgen_grant
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 1 SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    server_time CONSTANT timestamptz := clock_timestamp();
+    g @extschema@.idgen_registry_grant := @extschema@.idgen_registry_holder(grant_id, token);
+    new_hi bigint := g.hi;
+BEGIN
+    IF g.released_at IS NULL THEN
+        -- The window shrinks to just after the last id made: the rest of it is free at once.
+        -- NULL (not known) keeps it; -infinity (no id made) empties it.
+        IF last_id_time = '-infinity' THEN
+            new_hi := g.lo;
+        ELSIF last_id_time IS NOT NULL AND last_id_time < 'infinity' THEN
+            new_hi := least(g.hi, greatest(g.lo,
+                @extschema@.idgen_registry_id_time(g.kind, g.epoch_ms, last_id_time) + 1));
+        END IF;
+        PERFORM FROM @extschema@.idgen_registry_slot s WHERE s.kind = g.kind AND s.slot = g.slot FOR UPDATE;
+        UPDATE @extschema@.idgen_registry_slot s SET next_free = new_hi
+            WHERE s.kind = g.kind AND s.slot = g.slot AND s.next_free = g.hi;
+        UPDATE @extschema@.idgen_registry_grant r SET hi = new_hi, released_at = server_time
+            WHERE r.grant_id = g.grant_id RETURNING r.* INTO g;
+    END IF;
+    RETURN NEXT @extschema@.idgen_registry_row(g, token, server_time);
+END
+$$;
+COMMENT ON FUNCTION idgen_release(bigint, bigint, timestamptz) IS 'ends a grant; its window shrinks to just after last_id_time (NULL: unknown, kept; -infinity: no id made)';
+-- <<< sql/registry.sql idgen_release
+-- >>> sql/registry.sql idgen_report
+CREATE OR REPLACE FUNCTION idgen_report(grant_id bigint, token bigint, device text, syncs bigint,
+                             last_id_time timestamptz DEFAULT NULL, attempt bigint DEFAULT NULL)
+    RETURNS bigint
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    server_time CONSTANT timestamptz := clock_timestamp();
+    -- The grant's row lock orders the reports of one grant.
+    g @extschema@.idgen_registry_grant := @extschema@.idgen_registry_holder(grant_id, token);
+    prev @extschema@.idgen_registry_report;
+    t bigint;
+BEGIN
+    IF device IS NULL OR device = '' THEN
+        RAISE EXCEPTION 'a device needs a name' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM @extschema@.idgen_registry_check_length('device', device, 256);
+    IF syncs IS NULL OR syncs < 0 THEN
+        RAISE EXCEPTION 'invalid report count: %', coalesce(syncs::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'A device''s first report has count 0; then the count the last report returned.';
+    END IF;
+    IF last_id_time IS NOT NULL THEN
+        t := CASE WHEN isfinite(last_id_time) THEN @extschema@.idgen_registry_id_time(g.kind, g.epoch_ms, last_id_time) END;
+        IF t IS NULL OR t < g.lo OR t >= g.hi THEN
+            RAISE EXCEPTION 'device % reports an id outside the window of grant %', quote_literal(device), g.grant_id
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = format('Its last id is of %s; the window is [%s, %s).', last_id_time,
+                          @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.lo),
+                          @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.hi));
+        END IF;
+    END IF;
+    SELECT * INTO prev FROM @extschema@.idgen_registry_report r WHERE r.grant_id = g.grant_id;
+    IF attempt IS NOT NULL AND prev.attempt = attempt AND syncs = prev.syncs - 1 AND prev.device = device THEN
+        -- The same report again, after its reply was lost: answered as before, nothing counted.
+        UPDATE @extschema@.idgen_registry_report r SET last_id_time = greatest(r.last_id_time, idgen_report.last_id_time)
+            WHERE r.grant_id = g.grant_id;
+        RETURN prev.syncs;
+    END IF;
+    IF syncs <> coalesce(prev.syncs, 0) THEN
+        RAISE EXCEPTION 'grant % is used by two devices', g.grant_id
+            USING ERRCODE = 'unique_violation',
+                  DETAIL = CASE WHEN prev.syncs IS NULL
+                      THEN format('Device %s presents report count %s, but no device has reported on this grant.', quote_literal(device), syncs)
+                      ELSE format('Device %s presents report count %s; report %s came from device %s at %s, its last id of %s.',
+                          quote_literal(device), syncs, prev.syncs, quote_literal(prev.device), prev.reported_at,
+                          coalesce(prev.last_id_time::text, 'no time given')) END,
+                  HINT = 'One holds a copy of the other''s state (a cloned image or a restored backup): their ids may repeat. Keep the rows of both apart, check them with idgen_verify and for duplicates before they are merged, and give each device a grant of its own.';
+    END IF;
+    PERFORM @extschema@.idgen_registry_durable();
+    INSERT INTO @extschema@.idgen_registry_report AS r (grant_id, syncs, device, last_id_time, reported_at, attempt)
+        VALUES (g.grant_id, 1, device, last_id_time, server_time, attempt)
+        ON CONFLICT ON CONSTRAINT idgen_registry_report_pkey DO UPDATE
+        SET syncs = r.syncs + 1, device = excluded.device,
+            last_id_time = greatest(r.last_id_time, excluded.last_id_time), reported_at = excluded.reported_at,
+            attempt = excluded.attempt;
+    RETURN coalesce(prev.syncs, 0) + 1;
+END
+$$;
+COMMENT ON FUNCTION idgen_report(bigint, bigint, text, bigint, timestamptz, bigint) IS 'an edge device''s report on its grant: returns the count it presents next time; 23505 when the count shows a copy of another device''s state; the same attempt again is answered as before';
+-- <<< sql/registry.sql idgen_report
+-- >>> sql/registry.sql idgen_pool_allow
+CREATE OR REPLACE FUNCTION idgen_pool_allow(pool text, member regrole, max_live integer DEFAULT 16) RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF pool IS NULL OR pool = '' OR pool = 'reserved' THEN
+        RAISE EXCEPTION 'invalid pool: %', coalesce(quote_literal(pool), 'NULL') USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM @extschema@.idgen_registry_check_length('pool', pool, 63);
+    IF member IS NULL THEN
+        RAISE EXCEPTION 'a pool''s member needs a role' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF max_live IS NULL OR max_live < 1 THEN
+        RAISE EXCEPTION 'invalid cap of live grants: %', coalesce(max_live::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'A role may hold at least 1 live grant in a pool it may use.';
+    END IF;
+    INSERT INTO @extschema@.idgen_registry_pool_role AS a (pool, member, max_live) VALUES ($1, $2, $3)
+        ON CONFLICT ON CONSTRAINT idgen_registry_pool_role_pkey DO UPDATE SET max_live = excluded.max_live;
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idgen_acquire(text, text, interval, text), '
+                   '%1$I.idgen_renew(bigint, bigint, interval), %1$I.idgen_release(bigint, bigint, timestamptz), '
+                   '%1$I.idgen_report(bigint, bigint, text, bigint, timestamptz, bigint) TO %2$s', '@extschema@', member);
+END
+$$;
+COMMENT ON FUNCTION idgen_pool_allow(text, regrole, integer) IS 'lets a role take grants in a pool, at most max_live live grants per role there, and grants it EXECUTE on the writer functions';
+-- <<< sql/registry.sql idgen_pool_allow
+-- >>> sql/registry.sql idgen_pool_disallow
+CREATE OR REPLACE FUNCTION idgen_pool_disallow(pool text, member regrole) RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DELETE FROM @extschema@.idgen_registry_pool_role a WHERE a.pool = $1 AND a.member = $2;
+    IF NOT EXISTS (SELECT FROM @extschema@.idgen_registry_pool_role a WHERE a.member = $2) THEN
+        EXECUTE format('REVOKE EXECUTE ON FUNCTION %1$I.idgen_acquire(text, text, interval, text), '
+                       '%1$I.idgen_renew(bigint, bigint, interval), %1$I.idgen_release(bigint, bigint, timestamptz), '
+                       '%1$I.idgen_report(bigint, bigint, text, bigint, timestamptz, bigint) FROM %2$s', '@extschema@', member);
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION idgen_pool_disallow(text, regrole) IS 'a role may no longer take grants in a pool; in no pool, it loses EXECUTE on the writer functions';
+-- <<< sql/registry.sql idgen_pool_disallow
+
+-- As in a fresh install (the end of sql/registry.sql).
+REVOKE EXECUTE ON FUNCTION
+    idgen_acquire(text, text, interval, text),
+    idgen_renew(bigint, bigint, interval),
+    idgen_release(bigint, bigint, timestamptz),
+    idgen_report(bigint, bigint, text, bigint, timestamptz, bigint),
+    idgen_reserve(text, integer, text),
+    idgen_registry_reserve(text, integer, text, boolean),
+    idgen_registry_lift_fence(),
+    idgen_registry_check_origin(),
+    idgen_registry_holder(bigint, bigint),
+    idgen_registry_durable(),
+    idgen_registry_row(idgen_registry_grant, bigint, timestamptz),
+    idgen_registry_own_slot(text),
+    idgen_registry_pool_of(text),
+    idgen_registry_fence_lease(text, int4range),
+    idgen_registry_caller(),
+    idgen_registry_trusted(name),
+    idgen_registry_cap(text, name),
+    idgen_pool_allow(text, regrole, integer),
+    idgen_pool_disallow(text, regrole)
+FROM PUBLIC;
+
+-- 0.6.0's README had DBAs give writer roles INSERT and UPDATE on the registry's tables and
+-- sequences: with them, any writer could rewrite any grant. Every right on them is taken from
+-- every role but the owner (PUBLIC keeps SELECT on idgen_registry_pool, as in a fresh install),
+-- and a WARNING names the roles and what to grant instead (ALTER EXTENSION shows no NOTICE). SELECT on the view idgen_grants stays.
+DO $$
+DECLARE
+    owner oid := (SELECT e.extowner FROM pg_catalog.pg_extension e WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen');
+    rel record;
+    who text;
+    roles text[] := '{}';
+BEGIN
+    FOR rel IN
+        SELECT c.oid::pg_catalog.regclass AS name, c.relacl FROM pg_catalog.pg_class c
+        WHERE c.relnamespace OPERATOR(pg_catalog.=) (SELECT e.extnamespace FROM pg_catalog.pg_extension e
+                                                     WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen')
+          AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['idgen_registry_grant', 'idgen_registry_slot',
+              'idgen_registry_origin', 'idgen_registry_report', 'idgen_registry_pool', 'idgen_registry_pool_role',
+              'idgen_registry_quota', 'idgen_registry_grant_id_seq', 'idgen_registry_noticed_ms']::pg_catalog.name[])
+    LOOP
+        FOR who IN
+            SELECT DISTINCT CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                                 ELSE pg_catalog.quote_ident(r.rolname) END
+            FROM pg_catalog.aclexplode(rel.relacl) a LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) a.grantee
+            WHERE a.grantee OPERATOR(pg_catalog.<>) owner
+              AND NOT (a.grantee OPERATOR(pg_catalog.=) 0 AND a.privilege_type OPERATOR(pg_catalog.=) 'SELECT'
+                       AND rel.name OPERATOR(pg_catalog.=) 'idgen_registry_pool'::pg_catalog.regclass)
+        LOOP
+            EXECUTE pg_catalog.format('REVOKE ALL ON %s FROM %s CASCADE', rel.name, who);
+            IF rel.name OPERATOR(pg_catalog.=) 'idgen_registry_pool'::pg_catalog.regclass AND who OPERATOR(pg_catalog.=) 'PUBLIC' THEN
+                EXECUTE pg_catalog.format('GRANT SELECT ON %s TO PUBLIC', rel.name);
+            END IF;
+            IF NOT who OPERATOR(pg_catalog.=) ANY (roles) THEN
+                roles := roles OPERATOR(pg_catalog.||) who;
+            END IF;
+        END LOOP;
+    END LOOP;
+    IF pg_catalog.cardinality(roles) OPERATOR(pg_catalog.>) 0 THEN
+        RAISE WARNING 'pg_idgen 0.7.0: the rights on the writer registry''s tables and sequences were revoked from %', pg_catalog.array_to_string(roles, ', ')
+            USING DETAIL = 'Only the registry''s functions change its tables now; with those rights any writer could rewrite any grant.',
+                  HINT = 'For each writer role: SELECT idgen_pool_allow(''app'', ''the_role'', 16); (the pool, the role, its cap of live grants); and GRANT SELECT ON idgen_grants TO the roles that read the registry. README, "Upgrading".';
+    END IF;
+END
+$$;

@@ -57,7 +57,10 @@ SELECT pg_catalog.pg_describe_object(m.classid, m.objid, 0) || ' | ' || CASE m.c
         FROM pg_catalog.pg_cast c WHERE c.oid = m.objid)
     WHEN 'pg_catalog.pg_class'::regclass THEN (
         SELECT format('kind=%s persistence=%s acl=%s rls=%s/%s comment=%s columns=%s constraints=%s indexes=%s policies=%s',
-                      r.relkind, r.relpersistence, r.relacl, r.relrowsecurity, r.relforcerowsecurity,
+                      r.relkind, r.relpersistence,
+                      -- no ACL is the owner's default: the same privileges (a REVOKE leaves the default spelled out)
+                      coalesce(r.relacl, pg_catalog.acldefault((CASE r.relkind WHEN 'S' THEN 's' ELSE 'r' END)::"char", r.relowner)),
+                      r.relrowsecurity, r.relforcerowsecurity,
                       pg_catalog.obj_description(r.oid, 'pg_class'),
                       (SELECT string_agg(format('%s %s notnull=%s collation=%s default=%s', a.attname,
                                                 pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull,

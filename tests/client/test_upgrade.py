@@ -31,6 +31,17 @@ def snapshot(conn) -> str:
         "SELECT string_agg(concat_ws(':', id, k, flake, n), ',' ORDER BY id) FROM upgraded").fetchone()[0]
 
 
+# What 0.6.0's README told a DBA to grant a writer role.
+OLD_WRITER_GRANTS = (
+    "GRANT SELECT, INSERT, UPDATE ON idgen_registry_grant, idgen_registry_slot TO upgrade_old_writer",
+    "GRANT SELECT, INSERT ON idgen_registry_origin TO upgrade_old_writer",
+    "GRANT USAGE ON SEQUENCE idgen_registry_grant_id_seq TO upgrade_old_writer",
+    "GRANT SELECT, UPDATE ON SEQUENCE idgen_registry_noticed_ms TO upgrade_old_writer",
+    "GRANT SELECT ON idgen_grants TO upgrade_old_writer",
+    "GRANT SELECT, INSERT, UPDATE ON idgen_registry_report TO upgrade_old_writer",
+)
+
+
 @pytest.mark.parametrize("version", RELEASED)
 def test_update_from_released_version(version, worker_42):
     old = "upgrade_from_" + version.replace(".", "_")
@@ -52,8 +63,29 @@ def test_update_from_released_version(version, worker_42):
         before = snapshot(conn)
         max_id, max_flake = conn.execute("SELECT max(id)::text, max(flake) FROM upgraded").fetchone()
 
+        # 0.6.0's README had a DBA give writer roles rights on the registry's tables: 0.7.0 takes
+        # every one of them away (only its functions change them now) and says so in a WARNING.
+        has_registry = version_key(version) >= (0, 6, 0)
+        if has_registry:
+            conn.execute("DROP ROLE IF EXISTS upgrade_old_writer")
+            conn.execute("CREATE ROLE upgrade_old_writer")
+            for grant in OLD_WRITER_GRANTS:
+                conn.execute(grant)
+        notices = []
+        conn.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
         conn.execute("ALTER EXTENSION pg_idgen UPDATE")
         assert conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'pg_idgen'").fetchone()[0] == current
+        if has_registry:
+            assert [n for n in notices if "revoked from upgrade_old_writer" in n], notices
+            rights = conn.execute(
+                "SELECT c.relname, a.privilege_type FROM pg_class c, aclexplode(c.relacl) a "
+                "WHERE a.grantee = 'upgrade_old_writer'::regrole AND c.relname LIKE 'idgen_registry%'").fetchall()
+            assert rights == []
+            # The writer functions are not PUBLIC's: the role has no way in until a DBA allows it.
+            assert not conn.execute("SELECT has_function_privilege('upgrade_old_writer', "
+                                    "'idgen_acquire(text, text, interval, text)', 'EXECUTE')").fetchone()[0]
+            conn.execute("REVOKE ALL ON idgen_grants FROM upgrade_old_writer")
+            conn.execute("DROP ROLE upgrade_old_writer")
 
         assert snapshot(conn) == before
         for index in ("upgraded_pkey", "upgraded_k_key", "upgraded_flake_key"):

@@ -30,15 +30,12 @@ SET ROLE regress_idgen_app;
 INSERT INTO regress_app.orders (order_key, n) SELECT rapkey_next('ord.app'), g FROM generate_series(2, 4) g;
 SELECT order_key, n FROM regress_app.orders WHERE n > 1 ORDER BY id;
 SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids FROM regress_app.orders;
--- The writer registry needs the grants the README lists; without them, permission denied.
+-- The writer registry needs what the README has a DBA grant; without it, permission denied.
 SELECT test_helpers.error_of($$SELECT idgen_acquire('xid12', 'app-writer', '1 minute')$$);
 RESET ROLE;
-GRANT SELECT, INSERT, UPDATE ON idgen_registry_grant, idgen_registry_slot TO regress_idgen_app;
-GRANT SELECT, INSERT ON idgen_registry_origin TO regress_idgen_app;
-GRANT USAGE ON SEQUENCE idgen_registry_grant_id_seq TO regress_idgen_app;
-GRANT SELECT, UPDATE ON SEQUENCE idgen_registry_noticed_ms TO regress_idgen_app;
+-- What the README tells a DBA to run: the pool (and its cap), then the view to read.
+SELECT idgen_pool_allow('app', 'regress_idgen_app', 4);
 GRANT SELECT ON idgen_grants TO regress_idgen_app;
-GRANT SELECT, INSERT, UPDATE ON idgen_registry_report TO regress_idgen_app;
 SET ROLE regress_idgen_app;
 SELECT a.kind, r.hi >= a.hi AS renewed, p = 1 AS reported, l.hi = l.lo AS released
 FROM idgen_acquire('snowflake', 'app-writer', '1 minute') a,
@@ -69,6 +66,7 @@ DELETE FROM idgen_backfill_progress WHERE run_by = 'regress_idgen_app';
 DROP SCHEMA regress_app CASCADE;
 DELETE FROM rapkey_counter WHERE prefix = 'ord.app';
 REVOKE ALL ON rapkey_counter FROM regress_idgen_app;
-REVOKE ALL ON idgen_registry_grant, idgen_registry_slot, idgen_registry_origin, idgen_registry_report, idgen_registry_grant_id_seq, idgen_registry_noticed_ms, idgen_grants FROM regress_idgen_app;
+SELECT idgen_pool_disallow('app', 'regress_idgen_app');
+REVOKE ALL ON idgen_grants FROM regress_idgen_app;
 REVOKE USAGE ON SCHEMA test_helpers FROM regress_idgen_app;
 DROP ROLE regress_idgen_app;

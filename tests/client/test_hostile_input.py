@@ -614,6 +614,10 @@ NOT_DATA = {
     "idgen_registry_pack", "idgen_registry_time_end", "idgen_registry_pool_of", "idgen_registry_fence_margin",
     "idgen_registry_id_time", "idgen_registry_check_length", "idgen_registry_builtin_pool", "idgen_registry_fence_lease", "idgen_registry_moment", "idgen_registry_row", "idgen_registry_own_slot",
     "idgen_registry_reserve", "idgen_registry_holder", "idgen_registry_point",
+    # The roles' part (0.7.0): registry_security checks their bad arguments (a pool or role that
+    # is not one, a cap below 1, a lease with months).
+    "idgen_registry_trusted", "idgen_registry_cap", "idgen_registry_seconds", "idgen_registry_lease",
+    "idgen_pool_allow", "idgen_pool_disallow",
 }
 
 

@@ -15,6 +15,18 @@ SELECT idgen_pool_allow('app', 'regress_sec_w1', 3);
 SELECT idgen_pool_allow('app', 'regress_sec_w2', 3);
 SELECT idgen_pool_allow('app', 'regress_sec_group', 2);
 GRANT SELECT ON idgen_grants TO regress_sec_w1, regress_sec_w2, regress_sec_reader;
+-- Its bad arguments: a pool that cannot be one, a role that does not exist, a cap below 1.
+SELECT s AS statement, test_helpers.error_of(s) AS error FROM (VALUES
+    ($$SELECT idgen_pool_allow(NULL, 'regress_sec_w1')$$),
+    ($$SELECT idgen_pool_allow('', 'regress_sec_w1')$$),
+    ($$SELECT idgen_pool_allow('reserved', 'regress_sec_w1')$$),
+    ($$SELECT idgen_pool_allow(repeat('p', 64), 'regress_sec_w1')$$),
+    ($$SELECT idgen_pool_allow('app', NULL)$$),
+    ($$SELECT idgen_pool_allow('app', 'regress_no_such_role')$$),
+    ($$SELECT idgen_pool_allow('app', 'regress_sec_w1', 0)$$),
+    ($$SELECT idgen_pool_allow('app', 'regress_sec_w1', NULL)$$)
+) v(s);
+SELECT pool, member, max_live FROM idgen_registry_pool_role WHERE member::text LIKE 'regress_sec_%' ORDER BY member::text;
 -- Tokens the test keeps to clean up.
 CREATE TABLE test_helpers.kept (grant_id bigint, token bigint);
 GRANT ALL ON test_helpers.kept TO PUBLIC;

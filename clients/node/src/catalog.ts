@@ -17,17 +17,21 @@ export interface IdgenTypeInfo {
   visible: boolean;
 }
 
+// Every relation, function, operator and type is named with its schema: nothing resolves through
+// the caller's search_path, where another role may have put look-alikes.
 export const TYPE_QUERY = `
-SELECT t.oid::int AS oid, t.typarray::int AS typarray, n.nspname AS schema,
+SELECT t.oid::pg_catalog.int4 AS oid, t.typarray::pg_catalog.int4 AS typarray, n.nspname AS schema,
        pg_catalog.pg_type_is_visible(t.oid) AS visible
   FROM pg_catalog.pg_extension e
-  JOIN pg_catalog.pg_type t ON t.typnamespace = e.extnamespace AND t.typname = 'xid12'
-  JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
- WHERE e.extname = 'pg_idgen'`;
+  JOIN pg_catalog.pg_type t ON t.typnamespace OPERATOR(pg_catalog.=) e.extnamespace
+   AND t.typname OPERATOR(pg_catalog.=) 'xid12'::pg_catalog.name
+  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
+ WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen'::pg_catalog.name`;
 
 export const SCHEMA_QUERY = `
 SELECT n.nspname AS schema FROM pg_catalog.pg_extension e
-  JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_idgen'`;
+  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+ WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen'::pg_catalog.name`;
 
 /** The database has no pg_idgen extension. */
 export class ExtensionMissingError extends Error {

@@ -1,4 +1,4 @@
-// Writers whose identity comes from the database (SPEC §8, logs/registry-contract.md): a
+// Writers whose identity comes from the database (README "Writers and their identities"): a
 // Registry hands out Snowflake and xid12 generators bound to grants of the extension's writer
 // registry (idgen_acquire, idgen_renew, idgen_release).
 //
@@ -105,17 +105,31 @@ interface Statements {
   release: string;
 }
 
+// `column` (a timestamptz) as unix microseconds in text, floored. Every function, operator and
+// type is named with its schema: nothing resolves through the caller's search_path, where
+// another role may have put look-alikes (`public.*(numeric, integer)` is an exact match for
+// `extract(...) * 1000000` and would beat pg_catalog's numeric * numeric). The literal is
+// numeric so that pg_catalog's operator is the exact match.
+function unixUs(column: string, alias: string): string {
+  return `pg_catalog.floor(pg_catalog.extract('epoch', ${column}) OPERATOR(pg_catalog.*) ` +
+    `1000000::pg_catalog.numeric)::pg_catalog.int8::pg_catalog.text AS ${alias}`;
+}
+
+// Every parameter is cast to the exact type of the function's argument, so the call matches the
+// extension's function exactly and no overload another role added to its schema (public, where
+// the extension usually lives) is a better match for node-postgres's untyped parameters.
 function statements(schema: string): Statements {
   const s = quoteIdent(schema);
-  const row = 'grant_id::text AS grant_id, token::text AS token, kind, slot, epoch_ms::text AS epoch_ms, ' +
-    'floor(extract(epoch FROM lo) * 1000000)::bigint::text AS lo_us, ' +
-    'floor(extract(epoch FROM hi) * 1000000)::bigint::text AS hi_us, ' +
-    'floor(extract(epoch FROM server_time) * 1000000)::bigint::text AS server_us';
+  const text = (n: number) => `$${n}::pg_catalog.text`;
+  const int8 = (n: number) => `$${n}::pg_catalog.int8`;
+  const row = 'grant_id::pg_catalog.text AS grant_id, token::pg_catalog.text AS token, kind, slot, ' +
+    'epoch_ms::pg_catalog.text AS epoch_ms, ' +
+    `${unixUs('lo', 'lo_us')}, ${unixUs('hi', 'hi_us')}, ${unixUs('server_time', 'server_us')}`;
   return {
-    acquire: `SELECT ${row} FROM ${s}.idgen_acquire($1, $2, $3::interval, $4)`,
-    acquireDefault: `SELECT ${row} FROM ${s}.idgen_acquire($1, $2, pool => $3)`,
-    renew: `SELECT ${row} FROM ${s}.idgen_renew($1::bigint, $2::bigint, $3::interval)`,
-    release: `SELECT grant_id FROM ${s}.idgen_release($1::bigint, $2::bigint, $3::timestamptz)`,
+    acquire: `SELECT ${row} FROM ${s}.idgen_acquire(${text(1)}, ${text(2)}, $3::pg_catalog.interval, ${text(4)})`,
+    acquireDefault: `SELECT ${row} FROM ${s}.idgen_acquire(${text(1)}, ${text(2)}, pool => ${text(3)})`,
+    renew: `SELECT ${row} FROM ${s}.idgen_renew(${int8(1)}, ${int8(2)}, $3::pg_catalog.interval)`,
+    release: `SELECT grant_id FROM ${s}.idgen_release(${int8(1)}, ${int8(2)}, $3::pg_catalog.timestamptz)`,
   };
 }
 

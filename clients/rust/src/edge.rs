@@ -34,7 +34,9 @@
 pub use crate::registry::Kind;
 
 use crate::error::EdgeWindow;
-use crate::registry::{lease_ms, not_installed, registry_error, SCHEMA_SQL};
+use crate::registry::{
+    lease_ms, moment_or_never, not_installed, registry_error, times_unit, SCHEMA_SQL,
+};
 use crate::{Error, Xid};
 use idgen_core::snowflake::{
     checked_worker, validate_epoch, Config, Mark, MarkKind, SnowflakeState, Step,
@@ -264,8 +266,22 @@ struct ServerGrant {
     hi_us: i64,
 }
 
-const GRANT_COLUMNS: &str = "grant_id, token, slot, epoch_ms, \
-     floor(extract(epoch FROM lo) * 1000000)::int8, floor(extract(epoch FROM hi) * 1000000)::int8";
+/// The columns of a grant row, times as unix µs (floored). Like every statement of this module,
+/// they name each function, operator and type with its schema (see `registry.rs`): nothing
+/// resolves through the caller's search_path.
+fn grant_columns() -> String {
+    let unix_us = |column: &str| {
+        format!(
+            "pg_catalog.floor(pg_catalog.extract('epoch', {column}) \
+             OPERATOR(pg_catalog.*) 1000000::pg_catalog.numeric)::pg_catalog.int8"
+        )
+    };
+    format!(
+        "grant_id, token, slot, epoch_ms, {}, {}",
+        unix_us("lo"),
+        unix_us("hi")
+    )
+}
 
 impl ServerGrant {
     fn read(row: &postgres::Row) -> ServerGrant {
@@ -280,8 +296,13 @@ impl ServerGrant {
     }
 }
 
-/// `$5`/`$3`: unix µs, or NULL.
-const AT_US: &str = "'epoch'::timestamptz + $5::int8 * interval '1 microsecond'";
+/// `$5`: unix µs, or NULL (then NULL).
+fn at_us() -> String {
+    format!(
+        "'epoch'::pg_catalog.timestamptz OPERATOR(pg_catalog.+) {}",
+        times_unit(5, "1 microsecond")
+    )
+}
 
 /// The registry grant of one edge device, of one kind (xid12, recommended, or Snowflake), kept
 /// in a SQLite database (table `pg_idgen_edge`, created if missing). See the module's text.
@@ -452,8 +473,10 @@ impl<'c> EdgeStore<'c> {
         let kind = self.kind.sql();
         let g = self.server(client, |tx, schema| {
             let sql = format!(
-                "SELECT {GRANT_COLUMNS} FROM {schema}.idgen_acquire($1::text, $2::text, \
-                 $3::int8 * interval '1 millisecond', $4::text)"
+                "SELECT {} FROM {schema}.idgen_acquire($1::pg_catalog.text, $2::pg_catalog.text, \
+                 {}, $4::pg_catalog.text)",
+                grant_columns(),
+                times_unit(3, "1 millisecond")
             );
             let row = tx.query_typed_one(
                 &sql,
@@ -633,7 +656,9 @@ impl<'c> EdgeStore<'c> {
             let count: i64 = tx
                 .query_typed_one(
                     &format!(
-                        "SELECT {schema}.idgen_report($1::int8, $2::int8, $3::text, $4::int8, {AT_US}, $6::int8)"
+                        "SELECT {schema}.idgen_report($1::pg_catalog.int8, $2::pg_catalog.int8, \
+                         $3::pg_catalog.text, $4::pg_catalog.int8, {}, $6::pg_catalog.int8)",
+                        at_us()
                     ),
                     &[
                         (&r.grant_id, Type::INT8),
@@ -648,9 +673,9 @@ impl<'c> EdgeStore<'c> {
             let Some(renew_ms) = renew_ms else {
                 tx.query_typed_one(
                     &format!(
-                        "SELECT 1 FROM {schema}.idgen_release($1::int8, $2::int8, \
-                         CASE WHEN $3::int8 IS NULL THEN '-infinity'::timestamptz \
-                         ELSE 'epoch'::timestamptz + $3::int8 * interval '1 microsecond' END)"
+                        "SELECT 1 FROM {schema}.idgen_release($1::pg_catalog.int8, \
+                         $2::pg_catalog.int8, {})",
+                        moment_or_never(3, "1 microsecond")
                     ),
                     &[
                         (&r.grant_id, Type::INT8),
@@ -662,8 +687,10 @@ impl<'c> EdgeStore<'c> {
             };
             let row = tx.query_typed_one(
                 &format!(
-                    "SELECT {GRANT_COLUMNS} FROM {schema}.idgen_renew($1::int8, $2::int8, \
-                     $3::int8 * interval '1 millisecond')"
+                    "SELECT {} FROM {schema}.idgen_renew($1::pg_catalog.int8, \
+                     $2::pg_catalog.int8, {})",
+                    grant_columns(),
+                    times_unit(3, "1 millisecond")
                 ),
                 &[
                     (&r.grant_id, Type::INT8),

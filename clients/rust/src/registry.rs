@@ -161,39 +161,80 @@ impl GrantRow {
     }
 }
 
+// Every statement here names each function, operator and type with its schema (pg_catalog, or
+// the extension's): nothing resolves through the caller's search_path, where another role may
+// have put look-alikes. `public.*(numeric, integer)` is an exact match for
+// `extract(...) * 1000`, and `public.*(bigint, interval)` for `$3::int8 * interval '1
+// millisecond'`: each would beat pg_catalog's operator, which needs an implicit cast. So the
+// operands are cast to the types of pg_catalog's operator, which then matches exactly, and the
+// operator is named with OPERATOR(pg_catalog.*). The parameters are cast to the exact types of
+// the extension's function, so no overload added to its schema (public, where the extension
+// usually lives) is a better match.
+
+/// `column` (a timestamptz) as unix ms, rounded with `round` (`ceil` or `floor`).
+pub(crate) fn unix_ms(round: &str, column: &str) -> String {
+    format!(
+        "pg_catalog.{round}(pg_catalog.extract('epoch', {column}) \
+         OPERATOR(pg_catalog.*) 1000::pg_catalog.numeric)::pg_catalog.int8"
+    )
+}
+
+/// `$n` (an int8 count of `unit`, e.g. `'1 millisecond'`) as an interval: pg_catalog's
+/// float8 * interval, the operator `$n::int8 * interval` meant (ms and µs of unix times stay
+/// below 2^53, so the float8 is exact).
+pub(crate) fn times_unit(param: usize, unit: &str) -> String {
+    format!(
+        "(${param}::pg_catalog.int8::pg_catalog.float8 \
+         OPERATOR(pg_catalog.*) '{unit}'::pg_catalog.interval)"
+    )
+}
+
+/// `'epoch'` plus `$n` of `unit`, or `'-infinity'` for NULL, as a timestamptz.
+pub(crate) fn moment_or_never(param: usize, unit: &str) -> String {
+    format!(
+        "CASE WHEN ${param}::pg_catalog.int8 IS NULL THEN '-infinity'::pg_catalog.timestamptz \
+         ELSE 'epoch'::pg_catalog.timestamptz OPERATOR(pg_catalog.+) {} END",
+        times_unit(param, unit)
+    )
+}
+
 /// Columns of a grant row, times as unix ms (`lo` rounded up and `hi` down, so a window that
 /// were not whole milliseconds would only shrink). `{f}` is the schema-qualified function call.
 pub(crate) fn grant_query(call: &str) -> String {
     format!(
-        "SELECT grant_id, token, slot, \
-         ceil(extract(epoch FROM lo) * 1000)::int8, floor(extract(epoch FROM hi) * 1000)::int8, \
-         epoch_ms FROM {call}"
+        "SELECT grant_id, token, slot, {}, {}, epoch_ms FROM {call}",
+        unix_ms("ceil", "lo"),
+        unix_ms("floor", "hi")
     )
 }
 
 pub(crate) fn acquire_sql(schema: &str) -> String {
     grant_query(&format!(
-        "{schema}.idgen_acquire($1::text, $2::text, $3::int8 * interval '1 millisecond', $4::text)"
+        "{schema}.idgen_acquire($1::pg_catalog.text, $2::pg_catalog.text, {}, $4::pg_catalog.text)",
+        times_unit(3, "1 millisecond")
     ))
 }
 
 pub(crate) fn renew_sql(schema: &str) -> String {
     grant_query(&format!(
-        "{schema}.idgen_renew($1::int8, $2::int8, $3::int8 * interval '1 millisecond')"
+        "{schema}.idgen_renew($1::pg_catalog.int8, $2::pg_catalog.int8, {})",
+        times_unit(3, "1 millisecond")
     ))
 }
 
 /// `$3`: unix ms of the last id made under the grant, NULL for none ('-infinity').
 pub(crate) fn release_sql(schema: &str) -> String {
     format!(
-        "SELECT 1 FROM {schema}.idgen_release($1::int8, $2::int8, \
-         CASE WHEN $3::int8 IS NULL THEN '-infinity'::timestamptz \
-         ELSE 'epoch'::timestamptz + $3::int8 * interval '1 millisecond' END)"
+        "SELECT 1 FROM {schema}.idgen_release($1::pg_catalog.int8, $2::pg_catalog.int8, {})",
+        moment_or_never(3, "1 millisecond")
     )
 }
 
-pub(crate) const SCHEMA_SQL: &str = "SELECT quote_ident(n.nspname) FROM pg_extension e \
-     JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_idgen'";
+/// The extension's schema, quoted for SQL text.
+pub(crate) const SCHEMA_SQL: &str = "SELECT pg_catalog.quote_ident(n.nspname::pg_catalog.text) \
+     FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n \
+     ON n.oid OPERATOR(pg_catalog.=) e.extnamespace \
+     WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen'::pg_catalog.name";
 
 pub(crate) fn not_installed() -> Error {
     Error::Registry {

@@ -1,13 +1,16 @@
 """Finding the extension's types by schema, shared by the adapters."""
 
 #: One row per pg_idgen type in the extension's own schema, wherever that is (the
-#: extension may live outside search_path): (oid, array oid, schema, visible).
+#: extension may live outside search_path): (oid, array oid, schema, visible). Every
+#: relation, function and operator is named with its schema: nothing resolves through the
+#: caller's search_path, where another role may have put look-alikes.
 TYPE_QUERY = """
 SELECT t.oid, t.typarray, n.nspname, pg_catalog.pg_type_is_visible(t.oid)
 FROM pg_catalog.pg_extension e
-JOIN pg_catalog.pg_type t ON t.typnamespace = e.extnamespace AND t.typname = %s
-JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
-WHERE e.extname = 'pg_idgen'
+JOIN pg_catalog.pg_type t ON t.typnamespace OPERATOR(pg_catalog.=) e.extnamespace
+ AND t.typname OPERATOR(pg_catalog.=) %s::pg_catalog.name
+JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
+WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen'::pg_catalog.name
 """
 
 

@@ -315,7 +315,8 @@ def _extension_schema(conn) -> str:
 
     row = conn.execute(
         "SELECT n.nspname FROM pg_catalog.pg_extension e "
-        "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_idgen'",
+        "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
+        "WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen'::pg_catalog.name",
         prepare=False,
     ).fetchone()
     if row is None:
@@ -335,17 +336,33 @@ def _server_error(e) -> RegistryError:
     return _ERRORS.get(state, RegistryError)(msg, state)
 
 
+def _unix_us(column: str) -> str:
+    """``column`` (a timestamptz) as unix microseconds, floored, in SQL that names every
+    function, operator and type with its schema: nothing here resolves through the caller's
+    search_path, where another role may have put look-alikes (``public.*(numeric, integer)``
+    is an exact match for ``extract(...) * 1000000`` and would beat pg_catalog's). The literal
+    is numeric so that pg_catalog's numeric * numeric is the exact match."""
+    return (f"pg_catalog.floor(pg_catalog.extract('epoch', {column}) "
+            f"OPERATOR(pg_catalog.*) 1000000::pg_catalog.numeric)::pg_catalog.int8")
+
+
 def _statements(schema: str) -> dict:
-    row = ("grant_id, token, kind, slot, epoch_ms, "
-           "floor(extract(epoch FROM lo) * 1000000)::bigint, "
-           "floor(extract(epoch FROM hi) * 1000000)::bigint, "
-           "floor(extract(epoch FROM server_time) * 1000000)::bigint")
+    """The registry's statements on the extension's ``schema`` (quoted). Every parameter is
+    cast to the exact type of the function's argument, so that the call matches the
+    extension's function exactly and no overload another role added to that schema (public,
+    where the extension usually lives) is a better match: psycopg sends a small int as int2
+    or int4, and ``idgen_renew(integer, bigint, interval)`` would beat ``(bigint, bigint,
+    interval)``."""
+    row = (f"grant_id, token, kind, slot, epoch_ms, {_unix_us('lo')}, {_unix_us('hi')}, "
+           f"{_unix_us('server_time')}")
+    text, int8 = "%s::pg_catalog.text", "%s::pg_catalog.int8"
+    interval, tstz = "%s::pg_catalog.interval", "%s::pg_catalog.timestamptz"
     return {
-        "acquire": f"SELECT {row} FROM {schema}.idgen_acquire(%s, %s, %s::interval, %s)",
-        "acquire_default": f"SELECT {row} FROM {schema}.idgen_acquire(%s, %s, pool => %s)",
-        "renew": f"SELECT {row} FROM {schema}.idgen_renew(%s, %s, %s::interval)",
-        "release": f"SELECT grant_id FROM {schema}.idgen_release(%s, %s, %s::timestamptz)",
-        "report": f"SELECT {schema}.idgen_report(%s, %s, %s, %s, %s::timestamptz, %s::int8)",
+        "acquire": f"SELECT {row} FROM {schema}.idgen_acquire({text}, {text}, {interval}, {text})",
+        "acquire_default": f"SELECT {row} FROM {schema}.idgen_acquire({text}, {text}, pool => {text})",
+        "renew": f"SELECT {row} FROM {schema}.idgen_renew({int8}, {int8}, {interval})",
+        "release": f"SELECT grant_id FROM {schema}.idgen_release({int8}, {int8}, {tstz})",
+        "report": f"SELECT {schema}.idgen_report({int8}, {int8}, {text}, {int8}, {tstz}, {int8})",
     }
 
 

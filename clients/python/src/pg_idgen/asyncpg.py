@@ -11,12 +11,14 @@ from ._xid import Xid, _from_trusted, coerce
 
 __all__ = ["register"]
 
+# Every relation and operator named with its schema: nothing resolves through search_path.
 _QUERY = """
 SELECT n.nspname
 FROM pg_catalog.pg_extension e
-JOIN pg_catalog.pg_type t ON t.typnamespace = e.extnamespace AND t.typname = 'xid12'
-JOIN pg_catalog.pg_namespace n ON n.oid = t.typnamespace
-WHERE e.extname = 'pg_idgen'
+JOIN pg_catalog.pg_type t ON t.typnamespace OPERATOR(pg_catalog.=) e.extnamespace
+ AND t.typname OPERATOR(pg_catalog.=) 'xid12'::pg_catalog.name
+JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
+WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen'::pg_catalog.name
 """
 
 

@@ -1,7 +1,8 @@
-"""The writer registry (issue 25, SPEC §8) under the failures it exists for, with the Python
+"""The writer registry (issue 25; README "Writers and their identities") under the failures it exists for, with the Python
 client's Registry: 200 concurrent acquires, a writer paused past its window, writers whose
 clocks are off (libfaketime), every Snowflake slot held, a writer killed without releasing,
-PgBouncer in transaction mode, and provenance (idgen_writer_of, idgen_verify).
+PgBouncer in transaction mode, provenance (idgen_writer_of, idgen_verify), and a hostile
+public schema whose look-alike operators and functions the client's statements never run.
 
 Writers that must fail or be stopped run as subprocesses (clients/python/tests/server/registry_writer.py).
 Each test has its own database. Nothing here sleeps for a state change: every wait polls the
@@ -11,6 +12,7 @@ libfaketime: the writers get FAKETIME_DONT_FAKE_MONOTONIC=1, so only the wall cl
 or stepped (a real machine's monotonic clock is never offset, and the client schedules its
 renewals on it); their ids take their time from the faked wall clock.
 """
+import datetime
 import os
 import re
 import shutil
@@ -29,6 +31,7 @@ import pg_idgen
 from servers import connect, dsn, faketime_lib, fresh_database, poll
 
 HERE = Path(__file__).resolve().parent
+HOSTILE_SQL = HERE.parents[2] / "hostile_public.sql"  # clients/hostile_public.sql
 WRITER = HERE / "registry_writer.py"
 FREE_SLOT = 700  # the one Snowflake slot left free (in pool 'app', 0-767) where writers must meet
 
@@ -568,3 +571,72 @@ def test_forked_child_never_uses_the_parents_grant():
             assert conn.execute("SELECT released_at IS NULL FROM idgen_grants WHERE writer = %s",
                                 [parent_writer]).fetchone()[0]
         assert len(set(parent_ids + child_ids)) == 200 + 100
+
+
+# --- a hostile public schema (issue 33) --------------------------------------------------
+
+_EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_US = datetime.timedelta(microseconds=1)
+
+
+def hostile_calls(admin):
+    """(calls counted by the attacker's sequence, the look-alikes that ran)."""
+    calls = admin.execute("SELECT CASE WHEN is_called THEN last_value ELSE 0 END "
+                          "FROM public.hostile_calls").fetchone()[0]
+    ran = [r[0] for r in admin.execute("SELECT what FROM public.hostile_ran").fetchall()]
+    return calls, ran
+
+
+def assert_servers_window(admin, g):
+    """The client's grant g is the server's: its window in unix µs and in id-time, read from
+    idgen_grants (timestamptz, turned into µs here) and idgen_registry_grant (id-time)."""
+    lo, hi, epoch_ms = admin.execute(
+        "SELECT lo, hi, epoch_ms FROM public.idgen_grants WHERE grant_id OPERATOR(pg_catalog.=) %s::pg_catalog.int8",
+        [g.grant_id]).fetchone()
+    assert (g.lo_us, g.hi_us) == ((lo - _EPOCH_UTC) // _US, (hi - _EPOCH_UTC) // _US), (g, lo, hi)
+    assert g.epoch_ms == epoch_ms
+    id_lo, id_hi = admin.execute(
+        "SELECT lo, hi FROM public.idgen_registry_grant WHERE grant_id OPERATOR(pg_catalog.=) %s::pg_catalog.int8",
+        [g.grant_id]).fetchone()
+    assert (g.lo, g.hi) == (id_lo, id_hi), (g, id_lo, id_hi)
+
+
+@pytest.mark.parametrize("kind", ["snowflake", "xid12"])
+@pytest.mark.parametrize("path", ["default", "public,pg_catalog"])
+def test_hostile_public_schema_changes_nothing_the_client_computes(kind, path):
+    """A role with no grants fills public (writable by all, as on PostgreSQL 14) with
+    look-alikes (clients/hostile_public.sql). The writer, with the default search_path (or one
+    that puts public before pg_catalog), acquires, renews and releases through Registry: the
+    window it believes is exactly the server's at every step, and no look-alike ever ran."""
+    db = fresh_database("registry_hostile", extension=True)
+    with connect(dbname=db) as admin:
+        admin.execute(HOSTILE_SQL.read_text())
+        writer_dsn = dsn(dbname=db)
+        if path != "default":
+            writer_dsn += f" options='-c search_path={path}'"
+        with psycopg.connect(writer_dsn) as probe:
+            assert probe.execute("SHOW search_path").fetchone()[0] == ('"$user", public' if path == "default" else path)
+        with pg_idgen.Registry(writer_dsn, "hostile-path-writer") as reg:
+            gen = reg.snowflake(lease=60) if kind == "snowflake" else reg.xid12(lease=60)
+            first = gen.grant
+            assert_servers_window(admin, first)
+            ids = [gen.next_id() if kind == "snowflake" else gen.new() for _ in range(100)]
+            with gen._lock:
+                gen._renew_or_replace()
+            renewed = gen.grant
+            assert renewed.grant_id == first.grant_id and renewed.hi_us >= first.hi_us
+            assert_servers_window(admin, renewed)
+            assert (gen._state.lo, gen._state.hi) == (renewed.lo, renewed.hi)
+            grant_id = renewed.grant_id
+        released_at, = admin.execute(
+            "SELECT released_at FROM public.idgen_grants WHERE grant_id OPERATOR(pg_catalog.=) %s::pg_catalog.int8",
+            [grant_id]).fetchone()
+        assert released_at is not None
+        assert_inside_own_windows(admin, "hostile-path-writer", kind, [str(i) for i in ids])
+        assert hostile_calls(admin) == (0, [])
+        # The trap is armed: the statement the clients sent before issue 33 runs the attacker's
+        # operator through this search_path (so the test above could fail).
+        with psycopg.connect(writer_dsn) as old:
+            old.execute("SELECT floor(extract(epoch FROM pg_catalog.now()) * 1000000)::bigint")
+        calls, ran = hostile_calls(admin)
+        assert calls >= 1 and "*(numeric, integer)" in ran, (calls, ran)

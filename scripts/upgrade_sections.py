@@ -27,8 +27,8 @@ def section(root, path, function):
     if function is None:
         return text
     lines = text.splitlines(keepends=True)
-    start = next(i for i, l in enumerate(lines) if l.startswith(f"CREATE FUNCTION {function}("))
-    end = next(i for i, l in enumerate(lines) if l.startswith(f"COMMENT ON FUNCTION {function}("))
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"CREATE FUNCTION {function}("))
+    end = next(i for i, line in enumerate(lines) if line.startswith(f"COMMENT ON FUNCTION {function}("))
     body = "".join(lines[start:end + 1])
     return body.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
 

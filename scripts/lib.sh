@@ -344,7 +344,7 @@ regress_why_not() {
         case $need in
             preload) [ "$3" = yes ] || { echo "needs pg_idgen in shared_preload_libraries"; return 0; } ;;
             plain) [ "$3" = no ] || { echo "needs the library not preloaded"; return 0; } ;;
-            pg[0-9]*) [ "$2" -ge "${need#pg}" ] || { echo "needs PostgreSQL ${need#pg} or later"; return 0; } ;;
+            pg[1-9][0-9]) [ "$2" -ge "${need#pg}" ] || { echo "needs PostgreSQL ${need#pg} or later"; return 0; } ;;
             icu) [ "$4" = yes ] || { echo "needs a server with ICU"; return 0; } ;;
             no-settings) [ -z "$5" ] || {
                 echo "sets and resets pg_idgen settings with ALTER SYSTEM; this server's configuration sets $5"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced: CITUS_REASON is its caller's
 # Finding or building Citus for the Citus suite (scripts/test_citus.sh). Source it after
 # scripts/lib.sh and use_postgres; do not run it.
 #

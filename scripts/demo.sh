@@ -8,6 +8,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PORT=${PORTS[demo]}
 
+# shellcheck disable=SC2119  # no --for-tests
 ensure_deps
 use_postgres "${1:-15}"
 install_extension release

@@ -418,7 +418,7 @@ if [ "$PG_MAJOR" -ge 15 ]; then
         WHERE resource_manager = 'pg_idgen'" | tr '|' ' ')"
     standby_max=$(q $STANDBY "$STANDBY_PORT" "SELECT max(id) FROM ids WHERE node = 'standby'")
     echo "the new primary logged $leases snowflake leases in WAL since its promotion, the highest $max_lease"
-    [ "$leases" -ge 1 ] && [ "$malformed" = 0 ] ||
+    { [ "$leases" -ge 1 ] && [ "$malformed" = 0 ]; } ||
         die "expected SNOWFLAKE_LEASE records 'id N epoch N' of resource manager pg_idgen after the promotion ($leases, $malformed malformed)"
     [ "$max_lease" -ge "$standby_max" ] || die "the highest lease in WAL ($max_lease) is below an id issued ($standby_max)"
     [ "$duplicates" = 0 ] || die "$duplicates ids repeat after the failover"

@@ -47,6 +47,7 @@ if [ "$mode" != place ]; then
         cargo pgrx --version 2>/dev/null | grep -q "$PGRX_VERSION" ||
             cargo install cargo-pgrx --version "$PGRX_VERSION" --locked
     else
+        # shellcheck disable=SC2119  # no --for-tests
         ensure_deps
     fi
     build_extension release

@@ -8,13 +8,12 @@
 # create and drop their own databases and roles, whose names it checks are free first. It
 # touches nothing else, and refuses to start when a name it would use is taken.
 #
-# Which suites run depends on the server:
-#   library preloaded (shared_preload_libraries has pg_idgen): setup xid12_io xid12_index
-#     xid12_generate snowflake rapkey search_path encodings permissions, soft_errors (16+),
-#     on_error (17+), rapkey_icu (server with ICU). snowflake sets and resets the pg_idgen
-#     settings with ALTER SYSTEM, so it runs only when no configuration file sets any
-#     pg_idgen.* setting; otherwise it is skipped, and said so.
-#   library not preloaded: no_preload.
+# Which suites run depends on the server: each suite's row in tests/regress/suites (the table
+# scripts/test.sh reads too) says what it needs: the library preloaded (every suite but
+# no_preload, which needs it not preloaded), a minimum version (soft_errors 16, on_error 17),
+# ICU (rapkey_icu), or no pg_idgen.* setting in a configuration file (snowflake, which sets and
+# resets them with ALTER SYSTEM). It prints the suites it runs with their count, and each one it
+# skips with the reason.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 use_pg_config "${1:-$(command -v pg_config || echo /usr/bin/pg_config)}"
@@ -34,20 +33,22 @@ icu=no
 [ -n "$(q "SELECT 1 FROM pg_collation WHERE collname = 'en-US-x-icu'")" ] && icu=yes
 settings=$(q "SELECT string_agg(DISTINCT name, ', ') FROM pg_file_settings WHERE name LIKE 'pg_idgen.%'")
 
-preloaded_suites="setup xid12_io xid12_index xid12_generate"
-if [ -z "$settings" ]; then preloaded_suites="$preloaded_suites snowflake"; fi
-preloaded_suites="$preloaded_suites rapkey search_path encodings permissions"
-[ "$server_major" -ge 16 ] && preloaded_suites="$preloaded_suites soft_errors"
-[ "$server_major" -ge 17 ] && preloaded_suites="$preloaded_suites on_error"
-[ "$icu" = yes ] && preloaded_suites="$preloaded_suites rapkey_icu"
-
-say "PostgreSQL $server_major server at ${PGHOST:-(default)}:${PGPORT:-5432}, library preloaded: $preloaded"
-echo "Suites that need pg_idgen in shared_preload_libraries: $preloaded_suites"
-echo "Suite that needs it not preloaded: no_preload"
-[ -n "$settings" ] && echo "Skipped: snowflake (it sets and resets pg_idgen settings with ALTER SYSTEM; this server's configuration sets $settings)"
-[ "$icu" = yes ] || echo "Skipped: rapkey_icu (the server has no ICU)"
-if [ "$preloaded" = yes ]; then suites=$preloaded_suites; else suites=no_preload; fi
-echo "Running: $suites"
+say "PostgreSQL $server_major server at ${PGHOST:-(default)}:${PGPORT:-5432}, library preloaded: $preloaded, ICU: $icu"
+suites="" skipped=0 total=0
+while read -r name needs; do
+    total=$((total + 1))
+    why=$(regress_why_not "$needs" "$server_major" "$preloaded" "$icu" "$settings") ||
+        die "tests/regress/suites: the row of $name"
+    if [ -n "$why" ]; then
+        echo "Skipped: $name ($why)"
+        skipped=$((skipped + 1))
+    else
+        suites="$suites $name"
+    fi
+done < <(regress_table)
+suites=${suites# }
+[ -n "$suites" ] || die "no suite applies to this server"
+echo "Running $((total - skipped)) of the $total suites ($skipped skipped): $suites"
 
 # The names the suites create must be free, so that their DROPs only drop what they made.
 taken=""

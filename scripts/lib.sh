@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced: its variables are its callers'
 # Shared by scripts/demo.sh, scripts/test.sh and scripts/bench.sh. Source it; do not run it.
 set -euo pipefail
 
@@ -78,6 +79,8 @@ fi
 # PostgreSQL needs nothing of Debian's PostgreSQL.
 BUILD_PACKAGES="libclang-dev clang pkg-config libssl-dev"
 TEST_PACKAGES="sudo python3-venv faketime pgbouncer"
+# The fast tier's shell lint (ruff, its Python lint, is in the venv: tests/client/requirements.txt).
+LINT_PACKAGES="shellcheck"
 DEBIAN_PG_PACKAGES="postgresql-15 postgresql-server-dev-15"
 
 # ensure_packages PACKAGE...: installs those of them that are missing.
@@ -192,7 +195,8 @@ use_pg_config() {
 }
 
 ensure_venv() {
-    if [ ! -x "$ROOT/.venv/bin/pytest" ] || ! "$ROOT/.venv/bin/python" -c 'import psycopg' 2>/dev/null; then
+    if [ ! -x "$ROOT/.venv/bin/pytest" ] || [ ! -x "$ROOT/.venv/bin/ruff" ] ||
+        ! "$ROOT/.venv/bin/python" -c 'import psycopg' 2>/dev/null; then
         say "creating the Python venv for client tests"
         python3 -m venv "$ROOT/.venv"
         "$ROOT/.venv/bin/pip" install -q -r "$ROOT/tests/client/requirements.txt"
@@ -325,4 +329,28 @@ restart_cluster() {
 # psql_at CLUSTER PORT DB ARGS...: psql as postgres on a throwaway cluster, stopping at errors.
 psql_at() {
     "$BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$(socket_dir "$1")" -p "$2" -U postgres -d "$3" "${@:4}"
+}
+
+# The regression suites' table, tests/regress/suites: "NAME NEEDS" a line, in the order they run.
+regress_table() { sed -e 's/#.*//' "$ROOT/tests/regress/suites" | awk 'NF { print $1, (NF > 1 ? $2 : "") }'; }
+
+# regress_why_not NEEDS MAJOR PRELOADED ICU SETTINGS: nothing when a suite needing NEEDS (the
+# table's column) runs on a server of major version MAJOR, with the library preloaded or not
+# (yes/no), with ICU or not (yes/no), whose configuration sets the pg_idgen settings SETTINGS
+# (empty: none); otherwise why it does not, in one line.
+regress_why_not() {
+    local need
+    for need in ${1//,/ }; do
+        case $need in
+            preload) [ "$3" = yes ] || { echo "needs pg_idgen in shared_preload_libraries"; return 0; } ;;
+            plain) [ "$3" = no ] || { echo "needs the library not preloaded"; return 0; } ;;
+            pg[1-9][0-9]) [ "$2" -ge "${need#pg}" ] || { echo "needs PostgreSQL ${need#pg} or later"; return 0; } ;;
+            icu) [ "$4" = yes ] || { echo "needs a server with ICU"; return 0; } ;;
+            no-settings) [ -z "$5" ] || {
+                echo "sets and resets pg_idgen settings with ALTER SYSTEM; this server's configuration sets $5"
+                return 0
+            } ;;
+            *) echo "tests/regress/suites: unknown need '$need'" >&2; return 1 ;;
+        esac
+    done
 }

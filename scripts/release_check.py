@@ -10,6 +10,9 @@ scripts/pgxn_dist.sh; docs/RELEASING.md says how to cut a release).
   name is the extension's, and its version and provides.pg_idgen.version are V.
 - CHANGELOG.md has a section for V: '## Unreleased V' while V is in progress, '## V' once
   released. Every released version has a section, newest first.
+- The clients ship with the extension and carry its version: clients/python/pyproject.toml and
+  the package's __version__, clients/rust/Cargo.toml (and its entry in Cargo.lock),
+  clients/node/package.json (and package-lock.json) all say V. --bump moves them too.
 - sql/: the newest upgrade script ends at V (sql/upgrade/pg_idgen--P--V.sql), every upgrade script
   goes from one version to a newer one, and from every frozen install script
   sql/released/pg_idgen--X.sql there is a chain of upgrade scripts to V. P, the version V upgrades from,
@@ -22,6 +25,16 @@ import re
 import sys
 from pathlib import Path
 
+# The clients' places of the version: (file, a pattern whose one group is the version).
+CLIENT_VERSIONS = (
+    ("clients/python/pyproject.toml", r'^\[project\][^\[]*?^version = "([^"]+)"'),
+    ("clients/python/src/pg_idgen/__init__.py", r'^__version__ = "([^"]+)"'),
+    ("clients/rust/Cargo.toml", r'^\[package\][^\[]*?^version = "([^"]+)"'),
+    ("Cargo.lock", r'^name = "pg-idgen-client"\nversion = "([^"]+)"'),
+    ("clients/node/package.json", r'\A\{\n  "name": "pg-idgen",\n  "version": "([^"]+)"'),
+    ("clients/node/package-lock.json", r'\A\{\n  "name": "pg-idgen",\n  "version": "([^"]+)"'),
+    ("clients/node/package-lock.json", r'^    "": \{\n      "name": "pg-idgen",\n      "version": "([^"]+)"'),
+)
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z-]+)?$")
 
 
@@ -104,6 +117,17 @@ def check(root):
                 if rel not in ("requires", "recommends", "suggests", "conflicts"):
                     err(f"META.json: prereqs relation {rel!r} is not in the spec")
 
+    for path, pattern in CLIENT_VERSIONS:
+        try:
+            m = re.search(pattern, (root / path).read_text(encoding="utf-8"), re.M | re.S)
+        except OSError as e:
+            err(f"{path}: {e}")
+            continue
+        if not m:
+            err(f"{path}: no version found where it should be ({pattern})")
+        elif m.group(1) != v:
+            err(f"{path}: version {m.group(1)!r} is not Cargo.toml's {v} (the clients carry the extension's version)")
+
     # CHANGELOG.md
     sections = []  # (version, released)
     path = root / "CHANGELOG.md"
@@ -180,7 +204,8 @@ def check(root):
 
 def bump(root, new):
     """Starts version NEW after the released current one: Cargo.toml, Cargo.lock, META.json,
-    an upgrade script with only its header, and an '## Unreleased NEW' CHANGELOG section."""
+    the clients' versions, an upgrade script with only its header, and an '## Unreleased NEW'
+    CHANGELOG section."""
     result = check(root)
     if isinstance(result, list) or result[0]:
         raise SystemExit("release check fails; fix that first:\n  - " + "\n  - ".join(result if isinstance(result, list) else result[0]))
@@ -194,6 +219,11 @@ def bump(root, new):
     cargo.write_text(re.sub(r'^(\[package\][^\[]*?^version = ")[^"]+(")', rf"\g<1>{new}\g<2>", text, count=1, flags=re.M | re.S))
     lock = root / "Cargo.lock"
     lock.write_text(lock.read_text().replace(f'name = "pg_idgen"\nversion = "{old}"', f'name = "pg_idgen"\nversion = "{new}"', 1))
+    for path, pattern in CLIENT_VERSIONS:
+        f = root / path
+        text = f.read_text(encoding="utf-8")
+        m = re.search(pattern, text, re.M | re.S)
+        f.write_text(text[:m.start(1)] + new + text[m.end(1):], encoding="utf-8")
     meta_path = root / "META.json"
     meta = meta_path.read_text(encoding="utf-8")
     meta_path.write_text(meta.replace(f'"version": "{old}"', f'"version": "{new}"'), encoding="utf-8")
@@ -207,7 +237,7 @@ def bump(root, new):
     at = text.index("\n## ") + 1
     log.write_text(text[:at] + f"## Unreleased {new}\n\nWork in progress; the upgrade script "
                    f"`sql/upgrade/pg_idgen--{old}--{new}.sql` collects its SQL changes.\n\n" + text[at:], encoding="utf-8")
-    print(f"version {new} begun after {old}: Cargo.toml, Cargo.lock, META.json, sql/upgrade/pg_idgen--{old}--{new}.sql, CHANGELOG.md")
+    print(f"version {new} begun after {old}: Cargo.toml, Cargo.lock, META.json, the clients, sql/upgrade/pg_idgen--{old}--{new}.sql, CHANGELOG.md")
 
 
 def main():
@@ -228,7 +258,7 @@ def main():
             print("  - " + e, file=sys.stderr)
         sys.exit(1)
     print(f"release check: {v} ({'released' if rel else 'unreleased'}): Cargo.toml, pg_idgen.control, "
-          "META.json, CHANGELOG.md and the sql/ scripts agree")
+          "META.json, the clients, CHANGELOG.md and the sql/ scripts agree")
 
 
 if __name__ == "__main__":

@@ -1,23 +1,32 @@
 #!/usr/bin/env bash
-# Runs every test: cargo fmt and clippy, the pure unit and property tests once, then for each
-# PostgreSQL version clippy for that version, the in-database tests (#[pg_test]) and, against
-# throwaway clusters, the SQL regression suites, the isolation test and the client-side tests;
-# and the Rust client crate's tests; with 15 and 18 the pg_upgrade test from 15 to 18; with 18
-# also scripts/reliability.sh (replication, a crash, sorts beyond memory), the pgjdbc
-# and Go recipes (scripts/test_recipes.sh) and the benchmark suite's --quick smoke test. Exits
-# non-zero on any failure.
+# Runs every test: cargo fmt and clippy, the tree checks (the version's places, the upgrade
+# script's copies, the map in docs/DEVELOPMENT.md, every test file with its expected output) and
+# the pure unit and property tests once; then for each PostgreSQL version clippy for that
+# version, the in-database tests (#[pg_test]) and, against throwaway clusters, the SQL
+# regression suites (tests/regress/suites says which run where), the isolation tests, the
+# client-side tests (tests/client, the Python client's), the Rust client crate's tests and the
+# TypeScript client's (scripts/test_node.sh), and the packaging tests; with 15 and 18 the
+# pg_upgrade test from 15 to 18; with 18 also scripts/reliability.sh (replication, a crash,
+# sorts beyond memory), scripts/failover.sh (Snowflake across a promotion, the registry after
+# lost grants and restores), the Citus suite (scripts/test_citus.sh), the pgjdbc and Go recipes
+# (scripts/test_recipes.sh), the benchmark suite's --quick smoke test and the PGXN zip. Exits
+# non-zero on any failure. .ci/run runs --fast first, then this.
 #
 #   bash scripts/test.sh                    # PostgreSQL 14, 15, 16, 17 and 18
 #   bash scripts/test.sh 17 18              # only those versions
 #   bash scripts/test.sh 18 --only SUITE    # one suite only, on those versions
-#   bash scripts/test.sh --fast             # no PostgreSQL: lints, the core's and the clients' unit tests
+#   bash scripts/test.sh --fast             # no PostgreSQL: lints (clippy, shellcheck, ruff), the
+#                                           # tree checks and their own tests, the core's and the
+#                                           # clients' unit tests (server tests: ignored or skipped)
 #
-# SUITE is one of: lint (cargo fmt --check, cargo clippy -D warnings), core (cargo test -p
-# idgen-core), in-database, a regression suite (a name in tests/regress/sql, such as rapkey;
-# with the library preloaded, after setup, or no_preload), isolation, a client test file (such
-# as test_xid12.py or test_registry.py), rust-client, node (the TypeScript client), cross-major, reliability (or reliability:SCENARIO, see
-# reliability.sh), failover (scripts/failover.sh), citus, recipes, bench, packaging (the release check, reinstalling under load,
-# the .deb packages, make installcheck, the PGXN zip).
+# SUITE is one of: lint (cargo fmt --check, cargo clippy -D warnings, the tree checks), core
+# (cargo test -p idgen-core), in-database, a regression suite (a name in tests/regress/sql, such
+# as rapkey; run where its row of tests/regress/suites says, after setup on the preloaded
+# cluster), isolation (tests/isolation/specs: rapkey_next under contention, the registry's last
+# slot), a client test file (such as test_xid12.py or test_registry.py), rust-client, node (the
+# TypeScript client), cross-major, reliability (or reliability:SCENARIO, see reliability.sh),
+# failover (scripts/failover.sh), citus, recipes, bench, packaging (the release check,
+# reinstalling under load, the .deb packages, make installcheck, the PGXN zip).
 # The fast tier touches no PostgreSQL and no cluster: it does not wait for the other scripts' lock.
 case " $* " in *" --fast "*) export PG_IDGEN_LOCKED=1 ;; esac
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -37,9 +46,12 @@ done
 PORT=${PORTS[test]}
 PLAIN_PORT=${PORTS[test-plain]}
 # The fast tier starts no cluster, so it stops none: another script's clusters may be running.
+# shellcheck disable=SC2154  # c is the trap's loop variable
 [ "$FAST" = yes ] || trap 'for c in test test-plain upgrade-old upgrade-new; do stop_cluster $c; done' EXIT
 
+# shellcheck disable=SC2012  # the file names are the project's own
 REGRESS_SUITES=$(cd "$ROOT/tests/regress/sql" && ls -- *.sql | sed 's/\.sql$//')
+# shellcheck disable=SC2012
 ISOLATION_SPECS=$(cd "$ROOT/tests/isolation/specs" && ls -- *.spec | sed 's/\.spec$//')
 # Each file has its expected output and each expected output its file: a test that nothing
 # compares, or a comparison with no test, fails the run.
@@ -48,12 +60,27 @@ check_regress_files() {
     for name in $REGRESS_SUITES; do
         [ -f "$ROOT/tests/regress/expected/$name.out" ] || die "tests/regress/sql/$name.sql has no expected/$name.out"
     done
+    # shellcheck disable=SC2012
     for name in $(cd "$ROOT/tests/regress/expected" && ls -- *.out | sed 's/\.out$//'); do
         grep -qxF -- "$name" <<<"$REGRESS_SUITES" || die "tests/regress/expected/$name.out has no sql/$name.sql"
     done
     for name in $ISOLATION_SPECS; do
         [ -f "$ROOT/tests/isolation/expected/$name.out" ] || die "tests/isolation/specs/$name.spec has no expected output"
     done
+    # The table of suites (tests/regress/suites): a row for each file and a file for each row,
+    # setup first, each need one the table's header lists.
+    local table needs
+    table=$(regress_table)
+    [ "$(head -1 <<<"$table" | cut -d' ' -f1)" = setup ] || die "tests/regress/suites: setup must be the first row"
+    for name in $REGRESS_SUITES; do
+        grep -q "^$name " <<<"$table" || die "tests/regress/sql/$name.sql has no row in tests/regress/suites"
+    done
+    while read -r name needs; do
+        grep -qxF -- "$name" <<<"$REGRESS_SUITES" || die "tests/regress/suites: $name has no tests/regress/sql/$name.sql"
+        [ -n "$needs" ] || die "tests/regress/suites: $name has no needs (preload or plain at least)"
+        regress_why_not "$needs" 99 yes yes "" >/dev/null || die "tests/regress/suites: the row of $name"
+    done <<<"$table"
+    [ "$(cut -d' ' -f1 <<<"$table" | sort | uniq -d)" = "" ] || die "tests/regress/suites: a suite has two rows"
 }
 # The checks that read the tree only (lint step and fast tier): the upgrade script's copies of
 # the living SQL, the paths in docs/DEVELOPMENT.md's map, every test file with its expected output.
@@ -76,9 +103,18 @@ if [ "$FAST" = yes ]; then
     say "fast tier: the core's unit, property and trace tests"
     (cd "$ROOT" && cargo test -q -p idgen-core)
     say "fast tier: the Rust client's tests that need no server"
+    # The tests against a server are #[ignore]d: this run reports them ignored, not passed.
     (cd "$ROOT" && env -u PG_IDGEN_HOST -u PG_IDGEN_PORT cargo test -q -p pg-idgen-client --all-features)
-    say "fast tier: the Python client's unit tests"
     ensure_venv
+    # shellcheck disable=SC2086
+    ensure_packages $LINT_PACKAGES
+    say "fast tier: shellcheck of scripts/*.sh and .ci/run, ruff check of the Python"
+    (cd "$ROOT" && shellcheck -x -P scripts scripts/*.sh .ci/run)
+    (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard -- '*.py' |
+        xargs -0 "$ROOT/.venv/bin/ruff" check --no-cache -q)
+    say "fast tier: the tree checks can fail (tests/scripts: the map, the release check)"
+    "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider "$ROOT/tests/scripts"
+    say "fast tier: the Python client's unit tests"
     "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider --ignore="$ROOT/clients/python/tests/server" "$ROOT/clients/python/tests"
     say "fast tier: the TypeScript client's build, types and unit tests (no server)"
     env -u PG_IDGEN_HOST -u PG_IDGEN_PORT bash "$ROOT/scripts/test_node.sh"
@@ -131,39 +167,27 @@ run_regress() { # CLUSTER PORT NAME TEST...
         || { head -300 "$out/regression.diffs" 2>/dev/null; return 1; }
 }
 
-# Every file of tests/regress/sql runs: setup first, then the others in name order on the
-# preloaded cluster, except those this table names. A file is listed here only when it needs
-# something: the plain cluster, a newer server, or ICU.
-declare -A REGRESS_NEEDS=(
-    [no_preload]=plain     # the library not preloaded: the plain cluster
-    [soft_errors]=pg16     # soft input errors (pg_input_is_valid) came with 16
-    [on_error]=pg17        # COPY ... ON_ERROR came with 17
-    [rapkey_icu]=icu       # an ICU collation
-)
-# regress_applies NAME: whether the preloaded cluster of this server runs it.
-regress_applies() {
-    case ${REGRESS_NEEDS[$1]:-} in
-        "") return 0 ;;
-        plain) return 1 ;;
-        pg16) [ "$PG_MAJOR" -ge 16 ] ;;
-        pg17) [ "$PG_MAJOR" -ge 17 ] ;;
-        icu) [ "$HAS_ICU" = yes ] ;;
-        *) die "tests/regress: unknown need '${REGRESS_NEEDS[$1]}' of $1" ;;
-    esac
+# Every file of tests/regress/sql runs, on the cluster and version that its row of
+# tests/regress/suites (the table make installcheck reads too) says it needs, in the table's
+# order: setup first. The preloaded cluster has ICU when the server has; neither cluster's
+# configuration sets a pg_idgen setting.
+# regress_tests PRELOADED (yes or no): the suites of that cluster, in order.
+regress_tests() {
+    local name needs why
+    while read -r name needs; do
+        why=$(regress_why_not "$needs" "$PG_MAJOR" "$1" "$HAS_ICU" "") || die "tests/regress/suites: the row of $name"
+        [ -z "$why" ] || continue
+        # With --only, the one suite asked for, after setup (the helpers every suite uses).
+        [ -z "$ONLY" ] || [ "$name" = "$ONLY" ] || { [ "$name" = setup ] && [ "$1" = yes ]; } || continue
+        echo "$name"
+    done < <(regress_table)
 }
-# The regression tests for the preloaded cluster, in order.
+# With --only a suite of the plain cluster, setup alone is no test of it.
 preloaded_tests() {
-    if [ -n "$ONLY" ]; then
-        # The one suite asked for, after setup (the helpers every suite uses).
-        wants_regress || return 0
-        case $ONLY in setup) echo setup ;; no_preload) ;; *) echo setup "$ONLY" ;; esac
-        return 0
-    fi
-    local name
-    echo setup
-    for name in $REGRESS_SUITES; do
-        [ "$name" = setup ] || ! regress_applies "$name" || echo "$name"
-    done
+    local tests
+    tests=$(regress_tests yes) || return 1
+    [ "$tests" != setup ] || [ "$ONLY" = setup ] || return 0
+    echo "$tests"
 }
 
 # scripts/package.sh builds a tarball holding the library, the control file and every install
@@ -184,8 +208,9 @@ test_package() {
     done
 }
 
-# rapkey_next under contention (tests/isolation): the second session waits for the first, a
-# rollback gives its number back, and committed numbers are contiguous.
+# The isolation specs (tests/isolation/specs): rapkey_next under contention (the second session
+# waits for the first, a rollback gives its number back, committed numbers are contiguous) and
+# registry_last_slot (two writers acquiring the registry's last free slot at once).
 run_isolation() { # CLUSTER PORT
     local out=$ROOT/target/isolation-pg$PG_MAJOR
     rm -rf "$out"
@@ -245,14 +270,17 @@ test_version() {
         run_regress test "$PORT" preloaded $preloaded
     fi
     if wants isolation; then
-        say "PostgreSQL $PG_MAJOR: rapkey_next under contention (isolation test)"
+        say "PostgreSQL $PG_MAJOR: isolation tests (${ISOLATION_SPECS//$'\n'/, })"
         run_isolation test "$PORT"
     fi
 
     start_cluster test-plain "$PLAIN_PORT" plain
-    if wants no_preload; then
+    local plain
+    plain=$(regress_tests no)
+    if [ -n "$plain" ]; then
         say "PostgreSQL $PG_MAJOR: SQL regression tests (library not preloaded)"
-        run_regress test-plain "$PLAIN_PORT" plain no_preload
+        # shellcheck disable=SC2086
+        run_regress test-plain "$PLAIN_PORT" plain $plain
     fi
 
     if wants_client; then
@@ -266,7 +294,7 @@ test_version() {
     if wants rust-client; then
         say "PostgreSQL $PG_MAJOR: Rust client crate (clients/rust), postgres and sqlx in binary mode"
         (cd "$ROOT" && PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT \
-            cargo test -q -p pg-idgen-client --all-features)
+            cargo test -q -p pg-idgen-client --all-features -- --include-ignored)
     fi
 
     if wants node; then
@@ -329,6 +357,9 @@ for v in "${VERSIONS[@]}"; do
     test_version "$v"
     timings="$timings  PostgreSQL $v: $((SECONDS - started)) s"$'\n'
 done
+# A whole run has installed the extension already: the scripts it calls need not build it again.
+INSTALLED=()
+[ -n "$ONLY" ] || INSTALLED=(--installed)
 testing() { case " ${VERSIONS[*]} " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 if testing 15 && testing 18 && wants cross-major; then
     started=$SECONDS
@@ -342,7 +373,7 @@ if testing 18 && { wants reliability || [[ $ONLY == reliability:* ]]; }; then
     if [[ $ONLY == reliability:* ]]; then
         bash "$ROOT/scripts/reliability.sh" 18 "${ONLY#reliability:}"
     else
-        bash "$ROOT/scripts/reliability.sh" $([ -z "$ONLY" ] && echo --installed) 18
+        bash "$ROOT/scripts/reliability.sh" "${INSTALLED[@]}" 18
     fi
     timings="$timings  PostgreSQL 18 reliability (scripts/reliability.sh): $((SECONDS - started)) s"$'\n'
 fi
@@ -350,19 +381,19 @@ fi
 # registry after grants lost in a failover and after restores (issue 26).
 if testing 18 && wants failover; then
     started=$SECONDS
-    bash "$ROOT/scripts/failover.sh" $([ -z "$ONLY" ] && echo --installed) 18
+    bash "$ROOT/scripts/failover.sh" "${INSTALLED[@]}" 18
     timings="$timings  PostgreSQL 18 failover (scripts/failover.sh): $((SECONDS - started)) s"$'\n'
 fi
 if testing 18 && wants citus; then
     # pg_idgen on a three-node Citus cluster; Citus is built once and cached (scripts/citus.sh).
     started=$SECONDS
-    bash "$ROOT/scripts/test_citus.sh" $([ -z "$ONLY" ] && echo --installed) 18
+    bash "$ROOT/scripts/test_citus.sh" "${INSTALLED[@]}" 18
     timings="$timings  PostgreSQL 18 Citus suite (scripts/test_citus.sh): $((SECONDS - started)) s"$'\n'
 fi
 if testing 18 && wants recipes; then
     # The pgjdbc and Go recipes of the README: about drivers, so on one version.
     started=$SECONDS
-    bash "$ROOT/scripts/test_recipes.sh" $([ -z "$ONLY" ] && echo --installed) 18
+    bash "$ROOT/scripts/test_recipes.sh" "${INSTALLED[@]}" 18
     timings="$timings  PostgreSQL 18 client recipes (scripts/test_recipes.sh): $((SECONDS - started)) s"$'\n'
 fi
 if testing 18 && wants bench; then

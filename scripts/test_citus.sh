@@ -24,6 +24,7 @@ VERSION=${1:-18}
 BENCH_ROWS=${2:-1000000}
 BASE_PORT=${PG_IDGEN_CITUS_PORT:-56000}
 NODES="citus-coord citus-w1 citus-w2"
+# shellcheck disable=SC2154  # c is the trap's loop variable
 trap 'for c in $NODES; do stop_cluster $c; done' EXIT
 
 use_postgres "$VERSION"
@@ -50,4 +51,5 @@ if [ "$BENCH" = yes ]; then
     "$ROOT/.venv/bin/python" "$ROOT/bench/citus.py" "$BENCH_ROWS"
     exit
 fi
+# shellcheck disable=SC2086  # PG_IDGEN_CITUS_PYTEST: pytest's options, split into words
 "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider "$ROOT/tests/citus" ${PG_IDGEN_CITUS_PYTEST:-}

@@ -18,7 +18,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DIR=$ROOT/clients/node
 cd "$DIR"
 
-command -v node >/dev/null && command -v npm >/dev/null || { echo "test_node.sh: needs node (20 or later) and npm" >&2; exit 1; }
+{ command -v node >/dev/null && command -v npm >/dev/null; } || { echo "test_node.sh: needs node (20 or later) and npm" >&2; exit 1; }
 if ! cmp -s package-lock.json node_modules/.pg-idgen-lock; then
     echo "clients/node: npm ci"
     npm ci --no-audit --no-fund --loglevel=error

@@ -124,7 +124,7 @@ live_install() {
 # through PGHOST/PGPORT/PGUSER; nothing but its own databases and roles comes and goes.
 installcheck() {
     use_postgres "$1"
-    local c port snapshot
+    local c port snapshot files expected
     for c in pkg pkg-plain; do
         port=$([ $c = pkg ] && echo "$PKG_PORT" || echo "$PKG_PLAIN_PORT")
         say "PostgreSQL $PG_MAJOR: make installcheck ($c)"
@@ -135,7 +135,15 @@ installcheck() {
                   SELECT count(*)::text FROM pg_file_settings WHERE sourcefile LIKE '%auto.conf'"
         local before after
         before=$(psql_at "$c" "$port" postgres -At -c "$snapshot")
-        (cd "$ROOT" && PGHOST=$(socket_dir "$c") PGPORT=$port PGUSER=postgres make -s installcheck PG_CONFIG="$PG_CONFIG")
+        (cd "$ROOT" && PGHOST=$(socket_dir "$c") PGPORT=$port PGUSER=postgres make -s installcheck PG_CONFIG="$PG_CONFIG") |
+            tee "$ROOT/target/installcheck-$c.log"
+        # Every file of tests/regress/sql that applies ran: on the preloaded cluster all but
+        # no_preload (and rapkey_icu without ICU), on the plain one no_preload alone.
+        files=$(find "$ROOT/tests/regress/sql" -name '*.sql' | wc -l)
+        expected=1
+        [ $c = pkg-plain ] || expected=$((files - 1 - $([ "$HAS_ICU" = yes ] && echo 0 || echo 1)))
+        grep -qx "Running $expected of the $files suites.*" "$ROOT/target/installcheck-$c.log" ||
+            die "make installcheck ($c) did not run the $expected of the $files suites that apply"
         after=$(psql_at "$c" "$port" postgres -At -c "$snapshot")
         [ "$before" = "$after" ] || die "make installcheck left the server changed: $before -> $after"
         # A taken name: it refuses before running anything.
@@ -169,7 +177,7 @@ deb() {
         die "Maintainer: $(field Maintainer)"
     grep -qE "(^|, )postgresql-$PG_MAJOR(,|$)" <<<"$(field Depends)" || die "Depends lacks postgresql-$PG_MAJOR: $(field Depends)"
     grep -qE "libc6 \(>= [0-9.]+\)" <<<"$(field Depends)" || die "Depends lacks libc6: $(field Depends)"
-    [ -n "$(field Description)" ] && [ "$(field Section)" = database ] || die "Description or Section missing"
+    { [ -n "$(field Description)" ] && [ "$(field Section)" = database ]; } || die "Description or Section missing"
     # Exactly these files, root-owned, mode 644.
     listing=$(dpkg-deb -c "$debfile" | awk '$1 !~ /^d/ { print $1, $2, $6 }' | sort)
     expected=("usr/lib/postgresql/$PG_MAJOR/lib/pg_idgen.so" "usr/share/postgresql/$PG_MAJOR/extension/pg_idgen.control"
@@ -196,6 +204,7 @@ deb() {
     lint=$(as_postgres lintian --fail-on error --display-info --pedantic "$debfile" 2>&1) ||
         { echo "$lint"; die "lintian reports errors for $debfile"; }
     echo "  $(basename "$debfile"): ${#expected[@]} files, Depends: $(field Depends); lintian: no error"
+    # shellcheck disable=SC2001  # every line indented
     [ -z "$lint" ] || echo "$lint" | sed 's/^/    /'
 }
 
@@ -212,6 +221,7 @@ deb_system() {
     debfile=$ROOT/target/package/${pkg}_${version}_$(dpkg --print-architecture).deb
     [ -f "$debfile" ] || die "no $debfile (run the deb step first)"
     # The newest released version: the newest frozen install script below this one.
+    # shellcheck disable=SC2012  # the file names are the project's own
     previous=$(ls "$ROOT"/sql/released/pg_idgen--*.sql | sed -nE 's/.*pg_idgen--([0-9.]+)\.sql$/\1/p' |
         grep -vx "$version" | sort -V | tail -1)
     trap 'stop_loops; stop_cluster pkg; stop_cluster pkg-plain; restore_system_build' EXIT

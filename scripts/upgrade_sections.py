@@ -32,8 +32,8 @@ def section(root, path, function):
     # "name" is the first function of that name; "name(args)" the one whose CREATE line starts so.
     name = function.split("(")[0]
     head = f"CREATE FUNCTION {function}" if "(" in function else f"CREATE FUNCTION {name}("
-    start = next(i for i, l in enumerate(lines) if l.startswith(head))
-    end = next(i for i, l in enumerate(lines) if i > start and l.startswith(f"COMMENT ON FUNCTION {name}("))
+    start = next(i for i, line in enumerate(lines) if line.startswith(head))
+    end = next(i for i, line in enumerate(lines) if i > start and line.startswith(f"COMMENT ON FUNCTION {name}("))
     body = "".join(lines[start:end + 1])
     return body.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
 

@@ -167,8 +167,8 @@ def test_cursor_pagination_matches_a_local_copy(tables, table, cast, size):
         local = pages(c, f"{table}_local", size, cast)
     assert sum(len(p) for p in distributed) >= 100_000
     assert len(distributed) == len(local)
-    for d, l in zip(distributed, local):
-        assert d == l
+    for d, lo in zip(distributed, local):
+        assert d == lo
 
 
 def test_time_ranges_match_a_local_copy(tables):

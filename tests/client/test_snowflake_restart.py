@@ -5,7 +5,6 @@ damaged file is reported without stopping the server.
 These tests run their own cluster (pg_ctl from PG_IDGEN_BINDIR, as the postgres OS user),
 because they stop and start it, crash it and edit its data directory."""
 import os
-import shutil
 import struct
 import subprocess
 import time

@@ -1,6 +1,7 @@
 //! The writer registry's clients against a real server (issue 25): `Registry` (postgres crate)
 //! and `AsyncRegistry` (sqlx). scripts/test.sh sets PG_IDGEN_HOST (the socket directory) and
-//! PG_IDGEN_PORT of its test cluster; without them these tests say so and do nothing.
+//! PG_IDGEN_PORT of its test cluster. The tests are `#[ignore]`d (a run without a server
+//! reports them ignored); scripts/test.sh runs them with `--include-ignored`.
 #![cfg(all(feature = "postgres", feature = "sqlx"))]
 
 use pg_idgen_client::registry::{AsyncRegistry, Registry};
@@ -15,13 +16,13 @@ mod common;
 use common::try_connect as connect;
 
 /// The test cluster, with this file's database made once for all its tests.
-fn server() -> Option<(String, u16)> {
-    let (host, port) = common::server()?;
+fn server() -> (String, u16) {
+    let (host, port) = common::server();
     static MADE: OnceLock<()> = OnceLock::new();
     MADE.get_or_init(|| {
         common::fresh_database(&host, port, DB);
     });
-    Some((host, port))
+    (host, port)
 }
 
 fn registry(host: &str, port: u16, writer: &str) -> Registry {
@@ -60,8 +61,9 @@ fn grant_row(c: &mut postgres::Client, grant_id: i64) -> (i64, bool) {
 }
 
 #[test]
+#[ignore = "needs the test cluster (scripts/test.sh: --include-ignored)"]
 fn threads_share_one_snowflake_grant() {
-    let Some((host, port)) = server() else { return };
+    let (host, port) = server();
     let writer = "rust-threads-snowflake";
     let ids = Arc::new(
         registry(&host, port, writer)
@@ -104,8 +106,9 @@ fn threads_share_one_snowflake_grant() {
 }
 
 #[test]
+#[ignore = "needs the test cluster (scripts/test.sh: --include-ignored)"]
 fn xid12_ids_are_attributed() {
-    let Some((host, port)) = server() else { return };
+    let (host, port) = server();
     let writer = "rust-threads-xid12";
     let ids = Arc::new(
         registry(&host, port, writer)
@@ -145,8 +148,9 @@ fn xid12_ids_are_attributed() {
 }
 
 #[test]
+#[ignore = "needs the test cluster (scripts/test.sh: --include-ignored)"]
 fn renewal_moves_hi() {
-    let Some((host, port)) = server() else { return };
+    let (host, port) = server();
     let ids = registry(&host, port, "rust-renewal")
         .snowflake(Duration::from_secs(2))
         .unwrap();
@@ -172,8 +176,9 @@ fn renewal_moves_hi() {
 }
 
 #[test]
+#[ignore = "needs the test cluster (scripts/test.sh: --include-ignored)"]
 fn a_lost_grant_is_replaced() {
-    let Some((host, port)) = server() else { return };
+    let (host, port) = server();
     let writer = "rust-lost";
     let ids = registry(&host, port, writer)
         .snowflake(Duration::from_secs(30))
@@ -203,8 +208,9 @@ fn a_lost_grant_is_replaced() {
 }
 
 #[test]
+#[ignore = "needs the test cluster (scripts/test.sh: --include-ignored)"]
 fn clocks_outside_the_window_fail_with_the_offset() {
-    let Some((host, port)) = server() else { return };
+    let (host, port) = server();
     // A clock one lease and more ahead: renewing cannot reach it.
     let ahead = registry(&host, port, "rust-ahead")
         .clock(|| now_ms() + 70_000)
@@ -241,8 +247,9 @@ fn clocks_outside_the_window_fail_with_the_offset() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the test cluster (scripts/test.sh: --include-ignored)"]
 async fn sqlx_registry() {
-    let Some((host, port)) = server() else { return };
+    let (host, port) = server();
     let options = sqlx::postgres::PgConnectOptions::new()
         .socket(&host)
         .port(port)

@@ -1,4 +1,5 @@
-//! Generators bound to a writer grant (SPEC §8, design/writer-grants.md family B).
+//! Generators bound to a writer grant (the registry's contract: README.md, "Writers and their
+//! identities").
 //!
 //! A *grant* gives one writer a *slot* (a Snowflake worker id or an xid12 machine id) for a
 //! *window* `[lo, hi)` of id-time: Snowflake milliseconds since the epoch, xid12 unix seconds.

@@ -1,6 +1,8 @@
 //! Pure logic behind pg_idgen: no PostgreSQL, no pgrx.
 //!
-//! Each module owns one capability; the extension crate maps SQL onto these functions.
+//! Each module owns one capability. The extension crate maps SQL onto them, and the Rust client
+//! (clients/rust) builds on them too; `grant` (the generators bound to a writer registry grant)
+//! is the clients' alone: the server does not use it.
 
 pub mod base32hex;
 pub mod cardinality;

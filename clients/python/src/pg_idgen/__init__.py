@@ -39,7 +39,7 @@ from ._edge import (
     EdgeWindowEnded,
 )
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"
 
 
 def set_machine_id(machine) -> None:

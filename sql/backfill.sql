@@ -501,6 +501,49 @@ WHERE idgen_chunk OPERATOR(pg_catalog.=) ($1)[1] AND pg_catalog.cardinality(idge
 END
 $$;
 
+-- The table being filled, checked at the start of every transaction whose statements read or
+-- write it: the run planned them with its schema-qualified name, and the owner of its schema
+-- can drop it between two batches and make another relation of that name (a table with a
+-- trigger, a view whose SELECT runs its functions) for the next batch to run as the caller.
+-- LOCK TABLE ONLY by that name (ROW EXCLUSIVE, the lock the batch's UPDATE takes; it runs no
+-- user code), then the name must still mean relation: until the transaction ends it cannot be
+-- dropped or renamed. A caller whose rights on the table are per column cannot LOCK it: then
+-- the name is only checked. With qualified NULL (the run's first check), its name now; returns
+-- the name.
+CREATE FUNCTION idgen_backfill_target_check(relation regclass, qualified text) RETURNS text
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    now_named text;
+BEGIN
+    IF qualified IS NULL THEN
+        SELECT format('%I.%I', n.nspname, c.relname) INTO qualified
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = relation;
+    END IF;
+    BEGIN
+        EXECUTE format('LOCK TABLE ONLY %s IN ROW EXCLUSIVE MODE', qualified);
+    EXCEPTION WHEN insufficient_privilege OR undefined_table OR wrong_object_type THEN
+        NULL; -- per-column rights; or the name means no table now: said below
+    END;
+    IF to_regclass(qualified) IS DISTINCT FROM relation THEN
+        -- After the lock, in a new snapshot: the table's name now, if it is still there.
+        SELECT format('%I.%I', n.nspname, c.relname) INTO now_named
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = relation;
+        IF now_named IS NULL THEN
+            RAISE EXCEPTION 'relation "%" was dropped while idgen_backfill filled it', qualified
+                USING ERRCODE = 'undefined_table',
+                      DETAIL = CASE WHEN to_regclass(qualified) IS NOT NULL
+                          THEN 'Another relation of that name was made since; it was not read or written.' END;
+        END IF;
+        RAISE EXCEPTION 'relation "%" was renamed to "%" while idgen_backfill filled it', qualified, now_named
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call idgen_backfill again: it continues where it stopped.';
+    END IF;
+    RETURN qualified;
+END
+$$;
+
 -- The work table, checked before anything reads or writes it, in every transaction that
 -- touches it: a table the run made, or one that an earlier run of the caller's left. The owner
 -- of the schema it is in can drop any table there (the caller's own work table too, between two
@@ -837,6 +880,7 @@ DECLARE
     chunk_keys integer;
     just_sorted boolean := false;
     sorted_keys boolean := false; -- the last sort left keys in the work table: it must be there
+    target pg_catalog.text; -- the table's qualified name, as the statements name it
     lock_ms pg_catalog.text := pg_catalog.format('%s ms', pg_catalog.floor(pg_catalog.date_part('epoch', lock_timeout) OPERATOR(pg_catalog.*) 1000));
     batch_ms integer := pg_catalog.floor(pg_catalog.date_part('epoch', statement_timeout) OPERATOR(pg_catalog.*) 1000);
 BEGIN
@@ -850,6 +894,7 @@ BEGIN
     SELECT * INTO work FROM @extschema@.idgen_backfill_work_plan(relation, target_column, value_expression,
         order_by, batch_size);
     walk := work.walk;
+    target := @extschema@.idgen_backfill_target_check(relation, NULL);
     -- The caller's expression, under the caller's search_path: its type, then the batch
     -- statements planned (unknown columns, generated columns, privileges) before any row changes.
     EXECUTE plan.type_sql INTO value_type;
@@ -897,6 +942,7 @@ BEGIN
             -- key changed) are sorted into a new one; when there are none, the run is done.
             IF NOT just_sorted THEN
                 PERFORM pg_catalog.set_config('lock_timeout', lock_ms, true);
+                PERFORM @extschema@.idgen_backfill_target_check(relation, target);
                 SELECT * INTO sorted FROM @extschema@.idgen_backfill_sort(work.work_schema, work.work_name,
                     work.signature, work.probe_sql, work.create_sql, work.sort_sql, false);
                 sorted_keys := sorted.keys OPERATOR(pg_catalog.>) 0;
@@ -916,6 +962,7 @@ BEGIN
             PERFORM @extschema@.idgen_statement_timeout(batch_ms);
             filled := 0;
             nulls := 0;
+            PERFORM @extschema@.idgen_backfill_target_check(relation, target);
             IF walk OPERATOR(pg_catalog.=) 'sorted' THEN
                 SELECT * INTO filled, nulls, last_key FROM @extschema@.idgen_backfill_fill_range(work.work_schema,
                     work.work_name, work.signature, work.fill_sql, work.lock_sql, work.ordered_sql,

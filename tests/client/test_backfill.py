@@ -1078,3 +1078,31 @@ def test_planted_before_a_resumed_run(db, planter, kind):
     error, notices = call_planted(db, call)
     assert_refused(error, notices, conn, work, kind)
     assert conn.execute(f"SELECT id, xid FROM {SCHEMA}.resumed WHERE xid IS NOT NULL ORDER BY id").fetchall() == before
+
+
+@pytest.mark.parametrize("walk", ["index", "sorted"])
+def test_table_replaced_during_the_run(db, planter, walk):
+    """The batches name the table they fill: the schema's owner drops it just before the last
+    batch and makes a table of that name, with a row to fill and a trigger. The run stops
+    (42P01) before any statement reads or writes it; the batches before it were filled."""
+    conn = planter
+    planted_table(conn, "replaced")
+    order = "" if walk == "index" else ", order_by => 'created_at'"
+    replaced = f"{SCHEMA}.replaced"
+
+    def replace():
+        with connect(dbname=db) as c:
+            c.execute(f"""SET ROLE {PLANTER}; BEGIN; DROP TABLE {replaced};
+                CREATE TABLE {replaced} (id int PRIMARY KEY, created_at timestamptz NOT NULL, xid xid12);
+                INSERT INTO {replaced} VALUES (3001, '2030-01-01', NULL);
+                CREATE TRIGGER spy BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON {replaced}
+                    FOR EACH STATEMENT EXECUTE FUNCTION {SCHEMA}.spy_trigger();
+                GRANT ALL ON {replaced} TO PUBLIC; COMMIT; RESET ROLE""")
+    error, notices = call_planted(db, f"""CALL idgen_backfill('{replaced}', 'xid', 'gen_xid12(created_at)',
+        batch_size => 500, lock_timeout => '10min'{order})""", during=replace)
+    assert planted_ran(conn) == (0, 0, False), "the planted code ran: (times, rows recorded, planter superuser)"
+    assert not [n for n in notices if "planted code ran" in n], notices
+    assert conn.execute(f"SELECT id, xid FROM {replaced}").fetchall() == [(3001, None)]
+    assert isinstance(error, psycopg.errors.UndefinedTable), error
+    assert error.diag.message_primary == f'relation "{replaced}" was dropped while idgen_backfill filled it'
+    assert error.diag.message_detail == "Another relation of that name was made since; it was not read or written."

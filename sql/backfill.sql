@@ -501,11 +501,131 @@ WHERE idgen_chunk OPERATOR(pg_catalog.=) ($1)[1] AND pg_catalog.cardinality(idge
 END
 $$;
 
+-- The table being filled, checked at the start of every transaction whose statements read or
+-- write it: the run planned them with its schema-qualified name, and the owner of its schema
+-- can drop it between two batches and make another relation of that name (a table with a
+-- trigger, a view whose SELECT runs its functions) for the next batch to run as the caller.
+-- LOCK TABLE ONLY by that name (ROW EXCLUSIVE, the lock the batch's UPDATE takes; it runs no
+-- user code), then the name must still mean relation: until the transaction ends it cannot be
+-- dropped or renamed. A caller whose rights on the table are per column cannot LOCK it: then
+-- the name is only checked. With qualified NULL (the run's first check), its name now; returns
+-- the name.
+CREATE FUNCTION idgen_backfill_target_check(relation regclass, qualified text) RETURNS text
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    now_named text;
+BEGIN
+    IF qualified IS NULL THEN
+        SELECT format('%I.%I', n.nspname, c.relname) INTO qualified
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = relation;
+    END IF;
+    BEGIN
+        EXECUTE format('LOCK TABLE ONLY %s IN ROW EXCLUSIVE MODE', qualified);
+    EXCEPTION WHEN insufficient_privilege OR undefined_table OR wrong_object_type THEN
+        NULL; -- per-column rights; or the name means no table now: said below
+    END;
+    IF to_regclass(qualified) IS DISTINCT FROM relation THEN
+        -- After the lock, in a new snapshot: the table's name now, if it is still there.
+        SELECT format('%I.%I', n.nspname, c.relname) INTO now_named
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = relation;
+        IF now_named IS NULL THEN
+            RAISE EXCEPTION 'relation "%" was dropped while idgen_backfill filled it', qualified
+                USING ERRCODE = 'undefined_table',
+                      DETAIL = CASE WHEN to_regclass(qualified) IS NOT NULL
+                          THEN 'Another relation of that name was made since; it was not read or written.' END;
+        END IF;
+        RAISE EXCEPTION 'relation "%" was renamed to "%" while idgen_backfill filled it', qualified, now_named
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call idgen_backfill again: it continues where it stopped.';
+    END IF;
+    RETURN qualified;
+END
+$$;
+
+-- The work table, checked before anything reads or writes it, in every transaction that
+-- touches it: a table the run made, or one that an earlier run of the caller's left. The owner
+-- of the schema it is in can drop any table there (the caller's own work table too, between two
+-- batches) and create one of that name: a table with a trigger, or a view whose SELECT runs its
+-- functions, would run them with the caller's rights. So, by OID, from the catalogs only (no
+-- user code): a plain table ('r'), owned by the caller, with the COMMENT the run leaves
+-- (signature); else 42P07, its DETAIL saying why. Then LOCK TABLE by its qualified name (it
+-- takes the lock and runs nothing else), and the name looked up again: the same table, it
+-- cannot be dropped or replaced until the transaction ends; another relation, or none (dropped,
+-- and maybe made again, between the look-up and the lock), is 42P07 too.
+--   missing_ok     no relation of that name is not an error: returns NULL
+--   other_walk_ok  the caller's work table of an earlier run that walked this table in another
+--                  order (its signature names this table's OID) is not an error: returns false
+--                  (to be dropped, never walked)
+-- Returns true when it is the run's work table (then locked).
+CREATE FUNCTION idgen_backfill_work_check(work_schema name, work_name name, signature text,
+        missing_ok boolean, other_walk_ok boolean) RETURNS boolean
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    work text := format('%I.%I', work_schema, work_name);
+    space oid := CASE WHEN work_schema = 'pg_temp' THEN pg_my_temp_schema()
+                      ELSE (SELECT n.oid FROM pg_namespace n WHERE n.nspname = work_schema) END;
+    -- The signature up to the column's name: "idgen_backfill work table of relation OID".
+    this_table text := split_part(signature, ' column ', 1);
+    found record;
+    why text;
+BEGIN
+    SELECT c.oid, c.relkind, c.relowner, pg_get_userbyid(c.relowner) AS owner_name,
+           obj_description(c.oid, 'pg_class') AS comment
+    INTO found FROM pg_class c WHERE c.relname = work_name AND c.relnamespace = space;
+    IF found.oid IS NULL THEN
+        IF missing_ok THEN
+            RETURN NULL;
+        END IF;
+        RAISE EXCEPTION 'idgen_backfill''s work table "%" is gone', work
+            USING ERRCODE = 'undefined_table',
+                  DETAIL = format('Another session dropped it during the run (the owner of schema %I can).', work_schema),
+                  HINT = 'Call idgen_backfill again: it sorts the rows still to fill again.';
+    END IF;
+    why := CASE
+        WHEN found.relkind <> 'r' THEN
+            format('It is %s, not a table.', CASE found.relkind WHEN 'v' THEN 'a view'
+                WHEN 'm' THEN 'a materialized view' WHEN 'p' THEN 'a partitioned table'
+                WHEN 'f' THEN 'a foreign table' WHEN 'S' THEN 'a sequence' WHEN 'i' THEN 'an index'
+                ELSE format('a relation of kind %L', found.relkind) END)
+        WHEN found.relowner <> (SELECT r.oid FROM pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+            format('It is owned by role %I, not by %I.', found.owner_name, CURRENT_USER)
+        WHEN found.comment = signature THEN NULL
+        WHEN other_walk_ok AND left(found.comment, length(this_table) + 1) = this_table || ' ' THEN NULL
+        WHEN found.comment LIKE 'idgen_backfill work table of %' THEN
+            'It is the work table of a run that walked the table in another order.'
+        ELSE 'It does not carry the comment idgen_backfill leaves on its work tables.' END;
+    IF why IS NULL THEN
+        BEGIN
+            EXECUTE format('LOCK TABLE %s IN ACCESS SHARE MODE', work);
+        EXCEPTION WHEN insufficient_privilege OR undefined_table OR wrong_object_type THEN
+            NULL; -- the name means another relation now, or none: said below
+        END;
+        -- The catalogs' latest (to_regclass looks the name up as LOCK TABLE did, not in this
+        -- statement's snapshot).
+        IF to_regclass(work) IS DISTINCT FROM found.oid THEN
+            why := 'It was dropped, or dropped and made again, while it was being checked.';
+        END IF;
+    END IF;
+    IF why IS NOT NULL THEN
+        RAISE EXCEPTION 'relation "%" exists and is not idgen_backfill''s work table of this run', work
+            USING ERRCODE = 'duplicate_table',
+                  DETAIL = why || ' It was not read or written.',
+                  HINT = 'Drop or rename it, or run idgen_backfill as its owner.';
+    END IF;
+    RETURN found.comment = signature;
+END
+$$;
+
 -- Makes the work table ready to walk and returns how many keys it holds: a work table of an
--- earlier run with the same walk (owned by the caller, and not emptied by a crash: it is
--- unlogged) is kept when reuse is true; otherwise the rows still to fill are sorted into a new
--- one. Nothing to fill: no work table, and 0. A table of that name that the caller does not own
--- is an error (42P07), never used or dropped.
+-- earlier run with the same walk (checked: idgen_backfill_work_check, and not emptied by a
+-- crash: it is unlogged) is kept when reuse is true; otherwise the rows still to fill are
+-- sorted into a new one (the caller's work table of an earlier run is dropped first, whatever
+-- its walk). Nothing to fill: no work table, and 0. Any other relation of that name is an error
+-- (42P07), never read, written or dropped.
 CREATE FUNCTION idgen_backfill_sort(work_schema name, work_name name, signature text, probe_sql text,
         create_sql text, sort_sql text, reuse boolean, OUT keys bigint, OUT reused boolean)
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -513,29 +633,18 @@ CREATE FUNCTION idgen_backfill_sort(work_schema name, work_name name, signature 
 AS $$
 DECLARE
     work text := format('%I.%I', work_schema, work_name);
-    found oid;
-    owner oid;
+    same_walk boolean := @extschema@.idgen_backfill_work_check(work_schema, work_name, signature, true, true);
     any_left boolean;
 BEGIN
-    SELECT c.oid, c.relowner INTO found, owner FROM pg_class c
-    WHERE c.relname = work_name
-      AND c.relnamespace = CASE WHEN work_schema = 'pg_temp' THEN pg_my_temp_schema()
-                                ELSE (SELECT n.oid FROM pg_namespace n WHERE n.nspname = work_schema) END;
-    IF found IS NOT NULL AND owner <> (SELECT r.oid FROM pg_roles r WHERE r.rolname = CURRENT_USER) THEN
-        RAISE EXCEPTION 'relation "%" exists and is not idgen_backfill''s work table of this run', work
-            USING ERRCODE = 'duplicate_table',
-                  DETAIL = 'It is owned by another role.',
-                  HINT = 'Drop or rename it, or run idgen_backfill as its owner.';
-    END IF;
     reused := false;
-    IF found IS NOT NULL AND reuse AND obj_description(found, 'pg_class') = signature THEN
+    IF same_walk AND reuse THEN
         EXECUTE format('SELECT pg_catalog.sum(pg_catalog.cardinality(idgen_k1)) FROM %s', work) INTO keys;
         IF keys > 0 THEN
             reused := true;
             RETURN;
         END IF;
     END IF;
-    IF found IS NOT NULL THEN
+    IF same_walk IS NOT NULL THEN
         EXECUTE 'DROP TABLE ' || work;
     END IF;
     keys := 0;
@@ -543,6 +652,8 @@ BEGIN
     IF NOT any_left THEN
         RETURN;
     END IF;
+    -- An error (42P07) if a relation of that name was made since the check. Made here, it stays
+    -- locked (ACCESS EXCLUSIVE) until the transaction ends.
     EXECUTE create_sql;
     EXECUTE sort_sql;
     EXECUTE format('SELECT pg_catalog.sum(pg_catalog.cardinality(idgen_k1)) FROM %s', work) INTO keys;
@@ -551,13 +662,15 @@ END
 $$;
 
 -- The work table's first chunk (the next batch's), and how many keys it holds; NULL when the
--- work table is walked (or not there).
-CREATE FUNCTION idgen_backfill_next_chunk(work_schema name, work_name name, OUT chunk bigint, OUT keys integer)
+-- work table is walked, or not there (an error when expected, after a sort that left keys in
+-- it), or an earlier run's of another walk (idgen_backfill_sort drops it).
+CREATE FUNCTION idgen_backfill_next_chunk(work_schema name, work_name name, signature text, expected boolean,
+        OUT chunk bigint, OUT keys integer)
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF to_regclass(format('%I.%I', work_schema, work_name)) IS NOT NULL THEN
+    IF @extschema@.idgen_backfill_work_check(work_schema, work_name, signature, NOT expected, true) THEN
         EXECUTE format('SELECT idgen_chunk, pg_catalog.cardinality(idgen_k1) FROM %I.%I ORDER BY idgen_chunk LIMIT 1',
             work_schema, work_name) INTO chunk, keys;
     END IF;
@@ -565,25 +678,24 @@ END
 $$;
 
 -- Removes a batch's keys from the work table, the batch committing with it.
-CREATE FUNCTION idgen_backfill_forget(forget_sql text, bounds bigint[]) RETURNS void
+CREATE FUNCTION idgen_backfill_forget(work_schema name, work_name name, signature text,
+        forget_sql text, bounds bigint[]) RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+    PERFORM @extschema@.idgen_backfill_work_check(work_schema, work_name, signature, false, false);
     EXECUTE forget_sql USING bounds;
 END
 $$;
 
--- Drops the work table once the run is done (when it is there and the caller's).
-CREATE FUNCTION idgen_backfill_drop_work(work_schema name, work_name name) RETURNS void
+-- Drops the work table once the run is done (when it is there: checked, the caller's).
+CREATE FUNCTION idgen_backfill_drop_work(work_schema name, work_name name, signature text) RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF EXISTS (SELECT FROM pg_class c WHERE c.relname = work_name
-               AND c.relowner = (SELECT r.oid FROM pg_roles r WHERE r.rolname = CURRENT_USER)
-               AND c.relnamespace = CASE WHEN work_schema = 'pg_temp' THEN pg_my_temp_schema()
-                                         ELSE (SELECT n.oid FROM pg_namespace n WHERE n.nspname = work_schema) END) THEN
+    IF @extschema@.idgen_backfill_work_check(work_schema, work_name, signature, true, true) IS NOT NULL THEN
         EXECUTE format('DROP TABLE %I.%I', work_schema, work_name);
     END IF;
 END
@@ -593,8 +705,10 @@ $$;
 -- the chunk's arrays to the table's primary key, which these settings leave the planner as
 -- its only plan. Should PostgreSQL still have updated the rows in another order (fill_sql
 -- counts them), the batch is rolled back and filled again by lock_sql then ordered_sql, whose
--- order is explicit. No SET search_path: the statements hold the caller's value expression.
-CREATE FUNCTION idgen_backfill_fill_range(fill_sql text, lock_sql text, ordered_sql text, bounds bigint[],
+-- order is explicit. The work table is checked first (idgen_backfill_work_check). No SET
+-- search_path: the statements hold the caller's value expression.
+CREATE FUNCTION idgen_backfill_fill_range(work_schema name, work_name name, signature text,
+        fill_sql text, lock_sql text, ordered_sql text, bounds bigint[],
         OUT filled bigint, OUT nulls bigint, OUT last_key text[])
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET enable_hashjoin = off
@@ -607,6 +721,7 @@ AS $$
 DECLARE
     behind bigint;
 BEGIN
+    PERFORM @extschema@.idgen_backfill_work_check(work_schema, work_name, signature, false, false);
     BEGIN
         EXECUTE fill_sql INTO filled, nulls, behind USING bounds;
         IF behind OPERATOR(pg_catalog.>) 0 THEN
@@ -764,6 +879,8 @@ DECLARE
     chunk bigint; -- the sorted walk's next chunk of keys, and how many it holds
     chunk_keys integer;
     just_sorted boolean := false;
+    sorted_keys boolean := false; -- the last sort left keys in the work table: it must be there
+    target pg_catalog.text; -- the table's qualified name, as the statements name it
     lock_ms pg_catalog.text := pg_catalog.format('%s ms', pg_catalog.floor(pg_catalog.date_part('epoch', lock_timeout) OPERATOR(pg_catalog.*) 1000));
     batch_ms integer := pg_catalog.floor(pg_catalog.date_part('epoch', statement_timeout) OPERATOR(pg_catalog.*) 1000);
 BEGIN
@@ -777,6 +894,7 @@ BEGIN
     SELECT * INTO work FROM @extschema@.idgen_backfill_work_plan(relation, target_column, value_expression,
         order_by, batch_size);
     walk := work.walk;
+    target := @extschema@.idgen_backfill_target_check(relation, NULL);
     -- The caller's expression, under the caller's search_path: its type, then the batch
     -- statements planned (unknown columns, generated columns, privileges) before any row changes.
     EXECUTE plan.type_sql INTO value_type;
@@ -787,11 +905,17 @@ BEGIN
     END IF;
     PERFORM pg_catalog.set_config('lock_timeout', lock_ms, true);
     PERFORM @extschema@.idgen_statement_timeout(0);
+    IF walk OPERATOR(pg_catalog.<>) 'sorted' AND work.work_name IS NOT NULL THEN
+        -- The closing sweep's work table: a relation of its name that is not the caller's work
+        -- table is an error now, before the first batch, rather than at the sweep.
+        PERFORM @extschema@.idgen_backfill_work_check(work.work_schema, work.work_name, work.signature, true, true);
+    END IF;
     IF walk OPERATOR(pg_catalog.=) 'sorted' THEN
         -- A work table an earlier run of the same walk left (cancelled, failed) is walked on.
         SELECT * INTO sorted FROM @extschema@.idgen_backfill_sort(work.work_schema, work.work_name, work.signature,
             work.probe_sql, work.create_sql, work.sort_sql, true);
         just_sorted := NOT sorted.reused;
+        sorted_keys := sorted.keys OPERATOR(pg_catalog.>) 0;
         IF sorted.reused THEN
             work.reason := work.reason OPERATOR(pg_catalog.||) ', resuming the work table of an earlier run';
         END IF;
@@ -810,16 +934,20 @@ BEGIN
     COMMIT;
     LOOP
         IF walk OPERATOR(pg_catalog.=) 'sorted' THEN
-            SELECT * INTO chunk, chunk_keys FROM @extschema@.idgen_backfill_next_chunk(work.work_schema, work.work_name);
+            SELECT * INTO chunk, chunk_keys FROM @extschema@.idgen_backfill_next_chunk(work.work_schema, work.work_name,
+                work.signature, sorted_keys);
         END IF;
         IF walk OPERATOR(pg_catalog.=) 'sorted' AND chunk IS NULL THEN
             -- The work table is walked. Rows that came in since its sort with no value (or whose
             -- key changed) are sorted into a new one; when there are none, the run is done.
             IF NOT just_sorted THEN
                 PERFORM pg_catalog.set_config('lock_timeout', lock_ms, true);
+                PERFORM @extschema@.idgen_backfill_target_check(relation, target);
                 SELECT * INTO sorted FROM @extschema@.idgen_backfill_sort(work.work_schema, work.work_name,
                     work.signature, work.probe_sql, work.create_sql, work.sort_sql, false);
-                SELECT * INTO chunk, chunk_keys FROM @extschema@.idgen_backfill_next_chunk(work.work_schema, work.work_name);
+                sorted_keys := sorted.keys OPERATOR(pg_catalog.>) 0;
+                SELECT * INTO chunk, chunk_keys FROM @extschema@.idgen_backfill_next_chunk(work.work_schema, work.work_name,
+                    work.signature, sorted_keys);
                 just_sorted := true;
             END IF;
             IF chunk IS NULL THEN
@@ -834,10 +962,13 @@ BEGIN
             PERFORM @extschema@.idgen_statement_timeout(batch_ms);
             filled := 0;
             nulls := 0;
+            PERFORM @extschema@.idgen_backfill_target_check(relation, target);
             IF walk OPERATOR(pg_catalog.=) 'sorted' THEN
-                SELECT * INTO filled, nulls, last_key FROM @extschema@.idgen_backfill_fill_range(work.fill_sql,
-                    work.lock_sql, work.ordered_sql, ARRAY[chunk, LEAST(chunk_keys, batch_size)]);
-                PERFORM @extschema@.idgen_backfill_forget(work.forget_sql, ARRAY[chunk, LEAST(chunk_keys, batch_size)]);
+                SELECT * INTO filled, nulls, last_key FROM @extschema@.idgen_backfill_fill_range(work.work_schema,
+                    work.work_name, work.signature, work.fill_sql, work.lock_sql, work.ordered_sql,
+                    ARRAY[chunk, LEAST(chunk_keys, batch_size)]);
+                PERFORM @extschema@.idgen_backfill_forget(work.work_schema, work.work_name, work.signature,
+                    work.forget_sql, ARRAY[chunk, LEAST(chunk_keys, batch_size)]);
             ELSE
                 locked := @extschema@.idgen_backfill_lock(plan.lock_sql, cursor_key);
                 IF locked IS NOT NULL THEN
@@ -877,7 +1008,7 @@ BEGIN
         END IF;
     END LOOP;
     IF work.work_name IS NOT NULL THEN
-        PERFORM @extschema@.idgen_backfill_drop_work(work.work_schema, work.work_name);
+        PERFORM @extschema@.idgen_backfill_drop_work(work.work_schema, work.work_name, work.signature);
         COMMIT;
     END IF;
 END

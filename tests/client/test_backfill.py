@@ -635,7 +635,7 @@ def sorted_batch(conn, table: str, rows: int, batch: int):
                         (table, batch)).fetchone()
     assert conn.execute("SELECT * FROM idgen_backfill_sort(%s, %s, %s, %s, %s, %s, true)",
                         plan[:6]).fetchone() == (rows, False)
-    return dict(zip(("fill", "lock", "ordered", "forget"), plan[6:]))
+    return dict(zip(("work", "fill", "lock", "ordered", "forget"), (list(plan[:3]),) + plan[6:]))
 
 
 def filled_in_walk_order(conn, table: str) -> tuple:
@@ -658,8 +658,8 @@ def test_sorted_batch_counts_rows_filled_out_of_walk_order(db):
             assert (filled, nulls) == (3000, 0) and behind > 1000, (filled, nulls, behind)
         # Through idgen_backfill_fill_range, as a run fills it: in order, counted as such.
         conn.execute("SET enable_nestloop = off")  # the function's own settings still win
-        assert conn.execute("SELECT filled, nulls FROM idgen_backfill_fill_range(%s, %s, %s, %s)",
-                            (statements["fill"], statements["lock"], statements["ordered"], bounds)
+        assert conn.execute("SELECT filled, nulls FROM idgen_backfill_fill_range(%s, %s, %s, %s, %s, %s, %s)",
+                            (*statements["work"], statements["fill"], statements["lock"], statements["ordered"], bounds)
                             ).fetchone() == (3000, 0)
         conn.execute("RESET enable_nestloop")
         assert filled_in_walk_order(conn, "disordered") == (3000, 0)
@@ -673,10 +673,12 @@ def test_sorted_batch_filled_out_of_order_is_filled_again_in_two_statements(db):
         statements = sorted_batch(conn, "refilled", 10_000, 2500)
         claims_disorder = "SELECT 7::bigint, 0::bigint, 1::bigint"
         for chunk in range(4):
-            assert conn.execute("SELECT filled, nulls FROM idgen_backfill_fill_range(%s, %s, %s, %s)",
-                                (claims_disorder, statements["lock"], statements["ordered"], [chunk, 2500])
+            assert conn.execute("SELECT filled, nulls FROM idgen_backfill_fill_range(%s, %s, %s, %s, %s, %s, %s)",
+                                (*statements["work"], claims_disorder, statements["lock"], statements["ordered"],
+                                 [chunk, 2500])
                                 ).fetchone() == (2500, 0)
-            conn.execute("SELECT idgen_backfill_forget(%s, %s)", (statements["forget"], [chunk, 2500]))
+            conn.execute("SELECT idgen_backfill_forget(%s, %s, %s, %s, %s)",
+                         (*statements["work"], statements["forget"], [chunk, 2500]))
         assert filled_in_walk_order(conn, "refilled") == (10_000, 0)
         assert conn.execute("SELECT count(DISTINCT xid) FROM refilled").fetchone()[0] == 10_000
         work = work_table(conn, "refilled")
@@ -869,3 +871,238 @@ def test_work_table_of_another_role_is_an_error(db):
         finally:
             conn.execute(f"DROP TABLE {name}")
             conn.execute("DROP ROLE backfill_squatter")
+
+
+# Issue 33: a work table planted by the owner of the table's schema. That role can create any
+# relation in its schema, and drop any, the caller's own work table too. A planted table (a
+# trigger on every statement, a row-level security policy on reads) or view (its SELECT calls a
+# function) with the work table's name would run the planter's code with the caller's rights:
+# here that code counts itself in a sequence (which no rollback undoes), records a row, warns,
+# and makes the planter a superuser if it can. idgen_backfill must never read or write it.
+
+PLANTER, CALLER, SCHEMA = "backfill_planter", "backfill_caller", "bf_planted"
+
+
+@pytest.fixture
+def planter(db):
+    """The schema SCHEMA, owned by the untrusted role PLANTER, where the superuser (or CALLER, a
+    role with CREATE there) fills tables; PLANTER's spy(), which says whether it ever ran."""
+    with connect(dbname=db) as conn:
+        def drop():
+            conn.execute(f"""DELETE FROM idgen_backfill_progress
+                WHERE relation::oid IN (SELECT oid FROM pg_class WHERE relnamespace = '{SCHEMA}'::regnamespace)""")
+            conn.execute(f"DROP SCHEMA {SCHEMA} CASCADE")
+            for role in (PLANTER, CALLER):
+                conn.execute(f"DROP OWNED BY {role}")
+                conn.execute(f"DROP ROLE {role}")
+        if conn.execute(f"SELECT FROM pg_namespace WHERE nspname = '{SCHEMA}'").fetchone():
+            drop()
+        for role in (PLANTER, CALLER):
+            conn.execute(f"DROP ROLE IF EXISTS {role}")
+            conn.execute(f"CREATE ROLE {role}")
+        conn.execute(f"CREATE SCHEMA {SCHEMA} AUTHORIZATION {PLANTER}")
+        conn.execute(f"GRANT USAGE, CREATE ON SCHEMA {SCHEMA} TO {CALLER}")
+        conn.execute(f"SET ROLE {PLANTER}")
+        conn.execute(f"CREATE SEQUENCE {SCHEMA}.ran")
+        conn.execute(f"CREATE TABLE {SCHEMA}.seen (what text, run_as name)")
+        conn.execute(f"""CREATE FUNCTION {SCHEMA}.spy(what text) RETURNS boolean LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM nextval('{SCHEMA}.ran');
+                INSERT INTO {SCHEMA}.seen VALUES (what, current_user);
+                RAISE WARNING 'planted code ran (%) as %', what, current_user;
+                BEGIN
+                    EXECUTE 'ALTER ROLE {PLANTER} SUPERUSER';
+                EXCEPTION WHEN insufficient_privilege THEN NULL;
+                END;
+                RETURN true;
+            END $$""")
+        conn.execute(f"""CREATE FUNCTION {SCHEMA}.spy_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN PERFORM {SCHEMA}.spy(TG_OP); RETURN NULL; END $$""")
+        conn.execute(f"GRANT USAGE ON SEQUENCE {SCHEMA}.ran TO PUBLIC")
+        conn.execute(f"GRANT INSERT ON {SCHEMA}.seen TO PUBLIC")
+        conn.execute("RESET ROLE")
+        yield conn
+        conn.execute("RESET ROLE")
+        drop()
+
+
+def planted_ran(conn) -> tuple:
+    """What the planter's code did: (times it ran, rows it recorded, planter is superuser)."""
+    return conn.execute(f"""SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM {SCHEMA}.ran),
+        (SELECT count(*) FROM {SCHEMA}.seen), (SELECT rolsuper FROM pg_roles WHERE rolname = '{PLANTER}')""").fetchone()
+
+
+def planted_table(conn, name: str, partitioned: bool = False) -> str:
+    """A table in SCHEMA owned by the caller: id 1..3000 in created_at order, an xid12 to
+    fill, no index on created_at. Returns the name of its work table."""
+    table = f"{SCHEMA}.{name}"
+    conn.execute(f"""CREATE TABLE {table} (id int PRIMARY KEY, created_at timestamptz NOT NULL, xid xid12)
+        {"PARTITION BY RANGE (id)" if partitioned else ""}""")
+    if partitioned:
+        conn.execute(f"CREATE TABLE {table}_a PARTITION OF {table} FOR VALUES FROM (MINVALUE) TO (1500)")
+        conn.execute(f"CREATE TABLE {table}_b PARTITION OF {table} FOR VALUES FROM (1500) TO (MAXVALUE)")
+    conn.execute(f"""INSERT INTO {table}
+        SELECT g, '2025-01-01'::timestamptz + g * interval '1 minute' FROM generate_series(1, 3000) g""")
+    return conn.execute(f"""SELECT format('idgen_backfill_%s_%s', '{table}'::regclass::oid,
+        (SELECT attnum FROM pg_attribute WHERE attrelid = '{table}'::regclass AND attname = 'xid'))""").fetchone()[0]
+
+
+def plant(work: str, kind: str, drop: bool = False) -> str:
+    """The planter's statements, as one transaction: (the caller's work table dropped, when drop)
+    a relation named like the work table, with a chunk of keys that reads as the next batch."""
+    qualified = f"{SCHEMA}.{work}"
+    statements = [f"DROP TABLE IF EXISTS {qualified}"] if drop else []
+    if kind == "table":
+        statements += [
+            f"CREATE TABLE {qualified} (idgen_chunk bigint PRIMARY KEY, idgen_k1 int[] NOT NULL)",
+            f"INSERT INTO {qualified} VALUES (0, ARRAY[2999, 3000])",
+            f"""CREATE TRIGGER spy BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON {qualified}
+                FOR EACH STATEMENT EXECUTE FUNCTION {SCHEMA}.spy_trigger()""",
+            f"ALTER TABLE {qualified} ENABLE ROW LEVEL SECURITY",
+            f"CREATE POLICY spy ON {qualified} USING ({SCHEMA}.spy('read'))"]
+    else:
+        statements += [f"""CREATE VIEW {qualified} AS SELECT 0::bigint AS idgen_chunk, ARRAY[2999, 3000] AS idgen_k1
+            WHERE {SCHEMA}.spy('view')"""]
+    statements.append(f"GRANT ALL ON {qualified} TO PUBLIC")
+    return f"SET ROLE {PLANTER}; BEGIN; {'; '.join(statements)}; COMMIT; RESET ROLE"
+
+
+def assert_refused(error, notices: list, conn, work: str, kind: str, swapped: bool = False) -> None:
+    """The planted code never ran and the planted relation was not written; the run failed with
+    42P07 naming it and why."""
+    assert planted_ran(conn) == (0, 0, False), "the planted code ran: (times, rows recorded, planter superuser)"
+    assert not [n for n in notices if "planted code ran" in n], notices
+    if kind == "table":  # and its row is as planted
+        assert conn.execute(f"SELECT idgen_chunk, idgen_k1 FROM {SCHEMA}.{work}").fetchall() == [(0, [2999, 3000])]
+    assert isinstance(error, psycopg.errors.DuplicateTable), error
+    assert f'relation "{SCHEMA}.{work}" exists' in error.diag.message_primary, error.diag.message_primary
+    # Or, when the run looked the name up as the planter swapped the tables: replaced meanwhile.
+    assert (f"owned by role {PLANTER}" if kind == "table" else "It is a view") in error.diag.message_detail \
+        or (swapped and "while it was being checked" in error.diag.message_detail), error.diag.message_detail
+
+
+def call_planted(db: str, call: str, role: str | None = None, during=None) -> tuple:
+    """Runs call (as role, when given) and returns its error and its notices. With during, a
+    function of no argument: the row id 3000 (the last batch's) is held, and once the run waits
+    for it, during() starts; it may wait for the run's locks. Then the row is let go."""
+    error, notices, pid = [], [], []
+
+    def run():
+        with connect(dbname=db) as c:
+            c.add_notice_handler(lambda d: notices.append(d.message_primary))
+            pid.append(c.info.backend_pid)
+            if role:
+                c.execute(f"SET ROLE {role}")
+            try:
+                c.execute(call)
+            except psycopg.Error as e:
+                error.append(e)
+
+    if during is None:
+        run()
+        return (error or [None])[0], notices
+    table = re.search(r"CALL idgen_backfill\('([^']+)'", call).group(1)
+    with connect(dbname=db) as holder, connect(dbname=db) as watcher:
+        holder.execute("BEGIN")
+        holder.execute(f"SELECT FROM {table} WHERE id = 3000 FOR UPDATE")
+        runner = threading.Thread(target=run)
+        runner.start()
+        deadline = time.monotonic() + 120
+        while not (pid and watcher.execute("SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = %s",
+                                           pid).fetchone()[0]):
+            assert runner.is_alive() and time.monotonic() < deadline, f"the run did not reach row 3000: {error}"
+            time.sleep(0.02)
+        planting = threading.Thread(target=during)
+        planting.start()
+        planting.join(2)  # done, or waiting for the lock the run's batch holds
+        holder.execute("ROLLBACK")
+    planting.join()
+    runner.join()
+    return (error or [None])[0], notices
+
+
+@pytest.mark.parametrize("kind", ["table", "view"])
+@pytest.mark.parametrize("role", [None, CALLER], ids=["superuser", "schema_creator"])
+def test_planted_before_an_index_walk(db, planter, kind, role):
+    """Planted before the run: refused before the first batch, nothing filled."""
+    conn = planter
+    if role:
+        conn.execute(f"SET ROLE {role}")
+    work = planted_table(conn, "indexed")
+    conn.execute("RESET ROLE")
+    conn.execute(plant(work, kind))
+    error, notices = call_planted(db, f"CALL idgen_backfill('{SCHEMA}.indexed', 'xid', 'gen_xid12(created_at)', "
+                                      "batch_size => 500)", role=role)
+    assert_refused(error, notices, conn, work, kind)
+    assert conn.execute(f"SELECT count(xid) FROM {SCHEMA}.indexed").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("kind", ["table", "view"])
+@pytest.mark.parametrize("walk", ["index", "sorted", "partitioned"])
+def test_planted_during_the_run(db, planter, kind, walk):
+    """Planted while the run is under way (the caller's own work table dropped first, for the
+    walks that have one), just before its last batch: an index walk's closing sweep, or a sorted
+    walk's next batch, is refused."""
+    conn = planter
+    work = planted_table(conn, "walked", partitioned=walk == "partitioned")
+    order = "" if walk == "index" else ", order_by => 'created_at'"
+
+    def swap():
+        with connect(dbname=db) as c:
+            c.execute(plant(work, kind, drop=walk != "index"))
+    error, notices = call_planted(db, f"""CALL idgen_backfill('{SCHEMA}.walked', 'xid', 'gen_xid12(created_at)',
+        batch_size => 500, lock_timeout => '10min'{order})""", during=swap)
+    assert notices and notices[0].startswith(f"idgen_backfill {SCHEMA}.walked.xid: "
+                                             f"{'index' if walk == 'index' else 'sorted'} walk"), notices
+    assert_refused(error, notices, conn, work, kind, swapped=walk != "index")
+    # Every batch before it filled its rows (the last one had checked and locked the work table
+    # before the planter could drop it), once each, in the walk's order.
+    assert filled_in_walk_order(conn, f"{SCHEMA}.walked") == (3000, 0)
+    assert conn.execute(f"SELECT count(DISTINCT xid) FROM {SCHEMA}.walked").fetchone()[0] == 3000
+
+
+@pytest.mark.parametrize("kind", ["table", "view"])
+def test_planted_before_a_resumed_run(db, planter, kind):
+    """A sorted walk cancelled in the middle leaves the caller's work table; the planter drops it
+    and plants its own; the resumed run is refused, the rows filled before the cancel unchanged."""
+    conn = planter
+    work = planted_table(conn, "resumed")
+    call = (f"CALL idgen_backfill('{SCHEMA}.resumed', 'xid', 'gen_xid12(created_at)', batch_size => 500, "
+            "order_by => 'created_at', lock_timeout => '10min')")
+    cancel_when(db, f"{SCHEMA}.resumed", call, 1000, hold_rank=1600)
+    assert conn.execute(f"""SELECT relowner = (SELECT oid FROM pg_roles WHERE rolname = current_user)
+        FROM pg_class WHERE relname = '{work}'""").fetchone() == (True,), "the cancelled run left no work table"
+    before = conn.execute(f"SELECT id, xid FROM {SCHEMA}.resumed WHERE xid IS NOT NULL ORDER BY id").fetchall()
+    assert 1000 <= len(before) < 3000
+    conn.execute(plant(work, kind, drop=True))
+    error, notices = call_planted(db, call)
+    assert_refused(error, notices, conn, work, kind)
+    assert conn.execute(f"SELECT id, xid FROM {SCHEMA}.resumed WHERE xid IS NOT NULL ORDER BY id").fetchall() == before
+
+
+@pytest.mark.parametrize("walk", ["index", "sorted"])
+def test_table_replaced_during_the_run(db, planter, walk):
+    """The batches name the table they fill: the schema's owner drops it just before the last
+    batch and makes a table of that name, with a row to fill and a trigger. The run stops
+    (42P01) before any statement reads or writes it; the batches before it were filled."""
+    conn = planter
+    planted_table(conn, "replaced")
+    order = "" if walk == "index" else ", order_by => 'created_at'"
+    replaced = f"{SCHEMA}.replaced"
+
+    def replace():
+        with connect(dbname=db) as c:
+            c.execute(f"""SET ROLE {PLANTER}; BEGIN; DROP TABLE {replaced};
+                CREATE TABLE {replaced} (id int PRIMARY KEY, created_at timestamptz NOT NULL, xid xid12);
+                INSERT INTO {replaced} VALUES (3001, '2030-01-01', NULL);
+                CREATE TRIGGER spy BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON {replaced}
+                    FOR EACH STATEMENT EXECUTE FUNCTION {SCHEMA}.spy_trigger();
+                GRANT ALL ON {replaced} TO PUBLIC; COMMIT; RESET ROLE""")
+    error, notices = call_planted(db, f"""CALL idgen_backfill('{replaced}', 'xid', 'gen_xid12(created_at)',
+        batch_size => 500, lock_timeout => '10min'{order})""", during=replace)
+    assert planted_ran(conn) == (0, 0, False), "the planted code ran: (times, rows recorded, planter superuser)"
+    assert not [n for n in notices if "planted code ran" in n], notices
+    assert conn.execute(f"SELECT id, xid FROM {replaced}").fetchall() == [(3001, None)]
+    assert isinstance(error, psycopg.errors.UndefinedTable), error
+    assert error.diag.message_primary == f'relation "{replaced}" was dropped while idgen_backfill filled it'
+    assert error.diag.message_detail == "Another relation of that name was made since; it was not read or written."

@@ -605,7 +605,7 @@ NOT_DATA = {
     "idgen_backfill_step", "idgen_statement_timeout",
     "idgen_backfill_count", "idgen_backfill_drop_work", "idgen_backfill_fill_range", "idgen_backfill_forget",
     "idgen_backfill_next_chunk",
-    "idgen_backfill_sort", "idgen_backfill_start", "idgen_backfill_work_plan",
+    "idgen_backfill_sort", "idgen_backfill_start", "idgen_backfill_target_check", "idgen_backfill_work_check", "idgen_backfill_work_plan",
     # The writer registry's other functions take grant ids, tokens, slots and identifiers, and its
     # internal helpers are SQL the public ones call: all SQL, no Rust code to panic. The regress
     # suites registry and registry_edge check each bad argument (unknown grant 42704, wrong token 42501, slot out

@@ -11,7 +11,8 @@ objects defined in sql/*.sql. Each copy sits between two marker lines:
     -- <<< sql/registry.sql idgen_writer_of(id xid12)
 
 A function is copied from its `CREATE FUNCTION name(` line (the first of that name, or the one
-whose line starts `CREATE FUNCTION name(args`) through the next `COMMENT ON FUNCTION name(` line. The test command runs this with --check (the copies must be current); --write
+whose line starts `CREATE FUNCTION name(args`) through the next `COMMENT ON FUNCTION name(`
+statement; a procedure likewise, from `CREATE PROCEDURE name(` to `COMMENT ON PROCEDURE name(`. The test command runs this with --check (the copies must be current); --write
 brings them up to date.
 
   python3 scripts/upgrade_sections.py --check|--write [ROOT]
@@ -30,12 +31,17 @@ def section(root, path, function):
         return text
     lines = text.splitlines(keepends=True)
     # "name" is the first function of that name; "name(args)" the one whose CREATE line starts so.
+    # A procedure the same way, from CREATE PROCEDURE to COMMENT ON PROCEDURE.
     name = function.split("(")[0]
-    head = f"CREATE FUNCTION {function}" if "(" in function else f"CREATE FUNCTION {name}("
-    start = next(i for i, line in enumerate(lines) if line.startswith(head))
-    end = next(i for i, line in enumerate(lines) if i > start and line.startswith(f"COMMENT ON FUNCTION {name}("))
+    heads = [f"CREATE {what} {function}" if "(" in function else f"CREATE {what} {name}("
+             for what in ("FUNCTION", "PROCEDURE")]
+    start = next(i for i, line in enumerate(lines) if line.startswith(tuple(heads)))
+    what = "PROCEDURE" if lines[start].startswith("CREATE PROCEDURE") else "FUNCTION"
+    end = next(i for i, line in enumerate(lines) if i > start and line.startswith(f"COMMENT ON {what} {name}("))
+    while not lines[end].rstrip().endswith(";"):  # a COMMENT that goes on to the next line
+        end += 1
     body = "".join(lines[start:end + 1])
-    return body.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)
+    return body.replace(f"CREATE {what}", f"CREATE OR REPLACE {what}", 1)
 
 
 def regenerate(root, script):

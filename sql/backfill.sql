@@ -543,6 +543,7 @@ BEGIN
     RETURN qualified;
 END
 $$;
+COMMENT ON FUNCTION idgen_backfill_target_check(regclass, text) IS 'internal: locks the table the run fills by its name and checks the name still means it';
 
 -- The work table, checked before anything reads or writes it, in every transaction that
 -- touches it: a table the run made, or one that an earlier run of the caller's left. The owner
@@ -619,6 +620,7 @@ BEGIN
     RETURN found.comment = signature;
 END
 $$;
+COMMENT ON FUNCTION idgen_backfill_work_check(name, name, text, boolean, boolean) IS 'internal: 42P07 unless the work table is the run''s own (a table of the caller''s with its signature), then locks it';
 
 -- Makes the work table ready to walk and returns how many keys it holds: a work table of an
 -- earlier run with the same walk (checked: idgen_backfill_work_check, and not emptied by a
@@ -660,6 +662,7 @@ BEGIN
     EXECUTE format('COMMENT ON TABLE %s IS %L', work, signature);
 END
 $$;
+COMMENT ON FUNCTION idgen_backfill_sort(name, name, text, text, text, text, boolean) IS 'internal: the sorted walk''s work table, kept from an earlier run or sorted anew';
 
 -- The work table's first chunk (the next batch's), and how many keys it holds; NULL when the
 -- work table is walked, or not there (an error when expected, after a sort that left keys in
@@ -676,6 +679,7 @@ BEGIN
     END IF;
 END
 $$;
+COMMENT ON FUNCTION idgen_backfill_next_chunk(name, name, text, boolean) IS 'internal: the work table''s first chunk and how many keys it holds';
 
 -- Removes a batch's keys from the work table, the batch committing with it.
 CREATE FUNCTION idgen_backfill_forget(work_schema name, work_name name, signature text,
@@ -688,6 +692,7 @@ BEGIN
     EXECUTE forget_sql USING bounds;
 END
 $$;
+COMMENT ON FUNCTION idgen_backfill_forget(name, name, text, text, bigint[]) IS 'internal: removes a batch''s keys from the work table';
 
 -- Drops the work table once the run is done (when it is there: checked, the caller's).
 CREATE FUNCTION idgen_backfill_drop_work(work_schema name, work_name name, signature text) RETURNS void
@@ -700,6 +705,7 @@ BEGIN
     END IF;
 END
 $$;
+COMMENT ON FUNCTION idgen_backfill_drop_work(name, name, text) IS 'internal: drops the run''s work table once it is done';
 
 -- Fills a sorted walk's batch (bounds ARRAY[chunk, n]) with its fill_sql: a nested loop from
 -- the chunk's arrays to the table's primary key, which these settings leave the planner as
@@ -736,6 +742,7 @@ BEGIN
     END;
 END
 $$;
+COMMENT ON FUNCTION idgen_backfill_fill_range(name, name, text, text, text, text, bigint[]) IS 'internal: fills one batch of the sorted walk, in the walk''s order';
 
 -- The rows to fill when the run starts: counted when the table is small, else (at or above
 -- 10,000,000 rows in the statistics, where a count reads the whole table for minutes) estimated

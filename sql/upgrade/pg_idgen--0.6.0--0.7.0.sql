@@ -722,3 +722,382 @@ BEGIN
     END IF;
 END
 $$;
+
+-- idgen_backfill runs nothing it didn't make (issue 33): sql/backfill.sql --------------------------
+-- The work table and the table filled are checked (and locked) in every transaction that touches
+-- them; the helpers that touch the work table take its signature to check it.
+DROP FUNCTION idgen_backfill_next_chunk(name, name);
+DROP FUNCTION idgen_backfill_forget(text, bigint[]);
+DROP FUNCTION idgen_backfill_drop_work(name, name);
+DROP FUNCTION idgen_backfill_fill_range(text, text, text, bigint[]);
+-- >>> sql/backfill.sql idgen_backfill_target_check
+CREATE OR REPLACE FUNCTION idgen_backfill_target_check(relation regclass, qualified text) RETURNS text
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    now_named text;
+BEGIN
+    IF qualified IS NULL THEN
+        SELECT format('%I.%I', n.nspname, c.relname) INTO qualified
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = relation;
+    END IF;
+    BEGIN
+        EXECUTE format('LOCK TABLE ONLY %s IN ROW EXCLUSIVE MODE', qualified);
+    EXCEPTION WHEN insufficient_privilege OR undefined_table OR wrong_object_type THEN
+        NULL; -- per-column rights; or the name means no table now: said below
+    END;
+    IF to_regclass(qualified) IS DISTINCT FROM relation THEN
+        -- After the lock, in a new snapshot: the table's name now, if it is still there.
+        SELECT format('%I.%I', n.nspname, c.relname) INTO now_named
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = relation;
+        IF now_named IS NULL THEN
+            RAISE EXCEPTION 'relation "%" was dropped while idgen_backfill filled it', qualified
+                USING ERRCODE = 'undefined_table',
+                      DETAIL = CASE WHEN to_regclass(qualified) IS NOT NULL
+                          THEN 'Another relation of that name was made since; it was not read or written.' END;
+        END IF;
+        RAISE EXCEPTION 'relation "%" was renamed to "%" while idgen_backfill filled it', qualified, now_named
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Call idgen_backfill again: it continues where it stopped.';
+    END IF;
+    RETURN qualified;
+END
+$$;
+COMMENT ON FUNCTION idgen_backfill_target_check(regclass, text) IS 'internal: locks the table the run fills by its name and checks the name still means it';
+-- <<< sql/backfill.sql idgen_backfill_target_check
+-- >>> sql/backfill.sql idgen_backfill_work_check
+CREATE OR REPLACE FUNCTION idgen_backfill_work_check(work_schema name, work_name name, signature text,
+        missing_ok boolean, other_walk_ok boolean) RETURNS boolean
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    work text := format('%I.%I', work_schema, work_name);
+    space oid := CASE WHEN work_schema = 'pg_temp' THEN pg_my_temp_schema()
+                      ELSE (SELECT n.oid FROM pg_namespace n WHERE n.nspname = work_schema) END;
+    -- The signature up to the column's name: "idgen_backfill work table of relation OID".
+    this_table text := split_part(signature, ' column ', 1);
+    found record;
+    why text;
+BEGIN
+    SELECT c.oid, c.relkind, c.relowner, pg_get_userbyid(c.relowner) AS owner_name,
+           obj_description(c.oid, 'pg_class') AS comment
+    INTO found FROM pg_class c WHERE c.relname = work_name AND c.relnamespace = space;
+    IF found.oid IS NULL THEN
+        IF missing_ok THEN
+            RETURN NULL;
+        END IF;
+        RAISE EXCEPTION 'idgen_backfill''s work table "%" is gone', work
+            USING ERRCODE = 'undefined_table',
+                  DETAIL = format('Another session dropped it during the run (the owner of schema %I can).', work_schema),
+                  HINT = 'Call idgen_backfill again: it sorts the rows still to fill again.';
+    END IF;
+    why := CASE
+        WHEN found.relkind <> 'r' THEN
+            format('It is %s, not a table.', CASE found.relkind WHEN 'v' THEN 'a view'
+                WHEN 'm' THEN 'a materialized view' WHEN 'p' THEN 'a partitioned table'
+                WHEN 'f' THEN 'a foreign table' WHEN 'S' THEN 'a sequence' WHEN 'i' THEN 'an index'
+                ELSE format('a relation of kind %L', found.relkind) END)
+        WHEN found.relowner <> (SELECT r.oid FROM pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+            format('It is owned by role %I, not by %I.', found.owner_name, CURRENT_USER)
+        WHEN found.comment = signature THEN NULL
+        WHEN other_walk_ok AND left(found.comment, length(this_table) + 1) = this_table || ' ' THEN NULL
+        WHEN found.comment LIKE 'idgen_backfill work table of %' THEN
+            'It is the work table of a run that walked the table in another order.'
+        ELSE 'It does not carry the comment idgen_backfill leaves on its work tables.' END;
+    IF why IS NULL THEN
+        BEGIN
+            EXECUTE format('LOCK TABLE %s IN ACCESS SHARE MODE', work);
+        EXCEPTION WHEN insufficient_privilege OR undefined_table OR wrong_object_type THEN
+            NULL; -- the name means another relation now, or none: said below
+        END;
+        -- The catalogs' latest (to_regclass looks the name up as LOCK TABLE did, not in this
+        -- statement's snapshot).
+        IF to_regclass(work) IS DISTINCT FROM found.oid THEN
+            why := 'It was dropped, or dropped and made again, while it was being checked.';
+        END IF;
+    END IF;
+    IF why IS NOT NULL THEN
+        RAISE EXCEPTION 'relation "%" exists and is not idgen_backfill''s work table of this run', work
+            USING ERRCODE = 'duplicate_table',
+                  DETAIL = why || ' It was not read or written.',
+                  HINT = 'Drop or rename it, or run idgen_backfill as its owner.';
+    END IF;
+    RETURN found.comment = signature;
+END
+$$;
+COMMENT ON FUNCTION idgen_backfill_work_check(name, name, text, boolean, boolean) IS 'internal: 42P07 unless the work table is the run''s own (a table of the caller''s with its signature), then locks it';
+-- <<< sql/backfill.sql idgen_backfill_work_check
+-- >>> sql/backfill.sql idgen_backfill_sort
+CREATE OR REPLACE FUNCTION idgen_backfill_sort(work_schema name, work_name name, signature text, probe_sql text,
+        create_sql text, sort_sql text, reuse boolean, OUT keys bigint, OUT reused boolean)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    work text := format('%I.%I', work_schema, work_name);
+    same_walk boolean := @extschema@.idgen_backfill_work_check(work_schema, work_name, signature, true, true);
+    any_left boolean;
+BEGIN
+    reused := false;
+    IF same_walk AND reuse THEN
+        EXECUTE format('SELECT pg_catalog.sum(pg_catalog.cardinality(idgen_k1)) FROM %s', work) INTO keys;
+        IF keys > 0 THEN
+            reused := true;
+            RETURN;
+        END IF;
+    END IF;
+    IF same_walk IS NOT NULL THEN
+        EXECUTE 'DROP TABLE ' || work;
+    END IF;
+    keys := 0;
+    EXECUTE probe_sql INTO any_left;
+    IF NOT any_left THEN
+        RETURN;
+    END IF;
+    -- An error (42P07) if a relation of that name was made since the check. Made here, it stays
+    -- locked (ACCESS EXCLUSIVE) until the transaction ends.
+    EXECUTE create_sql;
+    EXECUTE sort_sql;
+    EXECUTE format('SELECT pg_catalog.sum(pg_catalog.cardinality(idgen_k1)) FROM %s', work) INTO keys;
+    EXECUTE format('COMMENT ON TABLE %s IS %L', work, signature);
+END
+$$;
+COMMENT ON FUNCTION idgen_backfill_sort(name, name, text, text, text, text, boolean) IS 'internal: the sorted walk''s work table, kept from an earlier run or sorted anew';
+-- <<< sql/backfill.sql idgen_backfill_sort
+-- >>> sql/backfill.sql idgen_backfill_next_chunk
+CREATE OR REPLACE FUNCTION idgen_backfill_next_chunk(work_schema name, work_name name, signature text, expected boolean,
+        OUT chunk bigint, OUT keys integer)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF @extschema@.idgen_backfill_work_check(work_schema, work_name, signature, NOT expected, true) THEN
+        EXECUTE format('SELECT idgen_chunk, pg_catalog.cardinality(idgen_k1) FROM %I.%I ORDER BY idgen_chunk LIMIT 1',
+            work_schema, work_name) INTO chunk, keys;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION idgen_backfill_next_chunk(name, name, text, boolean) IS 'internal: the work table''s first chunk and how many keys it holds';
+-- <<< sql/backfill.sql idgen_backfill_next_chunk
+-- >>> sql/backfill.sql idgen_backfill_forget
+CREATE OR REPLACE FUNCTION idgen_backfill_forget(work_schema name, work_name name, signature text,
+        forget_sql text, bounds bigint[]) RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM @extschema@.idgen_backfill_work_check(work_schema, work_name, signature, false, false);
+    EXECUTE forget_sql USING bounds;
+END
+$$;
+COMMENT ON FUNCTION idgen_backfill_forget(name, name, text, text, bigint[]) IS 'internal: removes a batch''s keys from the work table';
+-- <<< sql/backfill.sql idgen_backfill_forget
+-- >>> sql/backfill.sql idgen_backfill_drop_work
+CREATE OR REPLACE FUNCTION idgen_backfill_drop_work(work_schema name, work_name name, signature text) RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF @extschema@.idgen_backfill_work_check(work_schema, work_name, signature, true, true) IS NOT NULL THEN
+        EXECUTE format('DROP TABLE %I.%I', work_schema, work_name);
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION idgen_backfill_drop_work(name, name, text) IS 'internal: drops the run''s work table once it is done';
+-- <<< sql/backfill.sql idgen_backfill_drop_work
+-- >>> sql/backfill.sql idgen_backfill_fill_range
+CREATE OR REPLACE FUNCTION idgen_backfill_fill_range(work_schema name, work_name name, signature text,
+        fill_sql text, lock_sql text, ordered_sql text, bounds bigint[],
+        OUT filled bigint, OUT nulls bigint, OUT last_key text[])
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET enable_hashjoin = off
+    SET enable_mergejoin = off
+    SET enable_seqscan = off
+    SET enable_bitmapscan = off
+    SET enable_sort = off
+    SET enable_material = off
+AS $$
+DECLARE
+    behind bigint;
+BEGIN
+    PERFORM @extschema@.idgen_backfill_work_check(work_schema, work_name, signature, false, false);
+    BEGIN
+        EXECUTE fill_sql INTO filled, nulls, behind USING bounds;
+        IF behind OPERATOR(pg_catalog.>) 0 THEN
+            RAISE EXCEPTION 'idgen_backfill: % rows of the batch were filled out of the walk''s order', behind
+                USING ERRCODE = 'IDG01';
+        END IF;
+    EXCEPTION WHEN SQLSTATE 'IDG01' THEN
+        RAISE DEBUG 'idgen_backfill: batch % filled again in two statements (the plan updated % rows out of order)',
+            bounds, behind;
+        EXECUTE lock_sql USING bounds;
+        EXECUTE ordered_sql INTO filled, nulls, behind USING bounds;
+    END;
+END
+$$;
+COMMENT ON FUNCTION idgen_backfill_fill_range(name, name, text, text, text, text, bigint[]) IS 'internal: fills one batch of the sorted walk, in the walk''s order';
+-- <<< sql/backfill.sql idgen_backfill_fill_range
+-- >>> sql/backfill.sql idgen_backfill
+CREATE OR REPLACE PROCEDURE idgen_backfill(relation regclass, target_column name, value_expression text,
+        batch_size integer DEFAULT 5000, order_by text DEFAULT NULL,
+        pause interval DEFAULT '0', lock_timeout interval DEFAULT '500ms',
+        statement_timeout interval DEFAULT '1min', report_every interval DEFAULT '10s')
+    LANGUAGE plpgsql
+AS $$
+DECLARE
+    plan record;
+    work record;
+    sorted record;
+    value_type pg_catalog.regtype;
+    cursor_key pg_catalog.text[];
+    locked pg_catalog.tid[];
+    last_key pg_catalog.text[];
+    filled bigint;
+    nulls bigint;
+    total bigint;
+    estimated boolean;
+    lock_failures integer := 0;
+    action pg_catalog.text;
+    walk pg_catalog.text;
+    chunk bigint; -- the sorted walk's next chunk of keys, and how many it holds
+    chunk_keys integer;
+    just_sorted boolean := false;
+    sorted_keys boolean := false; -- the last sort left keys in the work table: it must be there
+    target pg_catalog.text; -- the table's qualified name, as the statements name it
+    lock_ms pg_catalog.text := pg_catalog.format('%s ms', pg_catalog.floor(pg_catalog.date_part('epoch', lock_timeout) OPERATOR(pg_catalog.*) 1000));
+    batch_ms integer := pg_catalog.floor(pg_catalog.date_part('epoch', statement_timeout) OPERATOR(pg_catalog.*) 1000);
+BEGIN
+    -- From here on statement_timeout is the procedure's: for the checks below, then for each
+    -- batch (the session's own would cancel the whole CALL). The statements that read the whole
+    -- table (the opening count or sort, and the sorts of the closing sweep) take no row lock
+    -- and run without it.
+    PERFORM @extschema@.idgen_statement_timeout(batch_ms);
+    SELECT * INTO plan FROM @extschema@.idgen_backfill_plan(relation, target_column, value_expression,
+        batch_size, order_by, pause, lock_timeout, statement_timeout, report_every);
+    SELECT * INTO work FROM @extschema@.idgen_backfill_work_plan(relation, target_column, value_expression,
+        order_by, batch_size);
+    walk := work.walk;
+    target := @extschema@.idgen_backfill_target_check(relation, NULL);
+    -- The caller's expression, under the caller's search_path: its type, then the batch
+    -- statements planned (unknown columns, generated columns, privileges) before any row changes.
+    EXECUTE plan.type_sql INTO value_type;
+    PERFORM @extschema@.idgen_backfill_check_type(relation, target_column, value_type);
+    IF walk OPERATOR(pg_catalog.<>) 'sorted' THEN
+        EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) plan.lock_sql USING cursor_key;
+        EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) plan.fill_sql USING locked;
+    END IF;
+    PERFORM pg_catalog.set_config('lock_timeout', lock_ms, true);
+    PERFORM @extschema@.idgen_statement_timeout(0);
+    IF walk OPERATOR(pg_catalog.<>) 'sorted' AND work.work_name IS NOT NULL THEN
+        -- The closing sweep's work table: a relation of its name that is not the caller's work
+        -- table is an error now, before the first batch, rather than at the sweep.
+        PERFORM @extschema@.idgen_backfill_work_check(work.work_schema, work.work_name, work.signature, true, true);
+    END IF;
+    IF walk OPERATOR(pg_catalog.=) 'sorted' THEN
+        -- A work table an earlier run of the same walk left (cancelled, failed) is walked on.
+        SELECT * INTO sorted FROM @extschema@.idgen_backfill_sort(work.work_schema, work.work_name, work.signature,
+            work.probe_sql, work.create_sql, work.sort_sql, true);
+        just_sorted := NOT sorted.reused;
+        sorted_keys := sorted.keys OPERATOR(pg_catalog.>) 0;
+        IF sorted.reused THEN
+            work.reason := work.reason OPERATOR(pg_catalog.||) ', resuming the work table of an earlier run';
+        END IF;
+        total := sorted.keys;
+        estimated := false;
+        IF total OPERATOR(pg_catalog.>) 0 THEN
+            PERFORM @extschema@.idgen_statement_timeout(batch_ms);
+            EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) work.fill_sql USING ARRAY[0, 0]::pg_catalog.int8[];
+            EXECUTE 'EXPLAIN ' OPERATOR(pg_catalog.||) work.ordered_sql USING ARRAY[0, 0]::pg_catalog.int8[];
+            PERFORM @extschema@.idgen_statement_timeout(0);
+        END IF;
+    ELSE
+        SELECT * INTO total, estimated FROM @extschema@.idgen_backfill_count(relation, target_column, plan.remaining_sql);
+    END IF;
+    PERFORM @extschema@.idgen_backfill_start(relation, target_column, total, estimated, walk, work.reason);
+    COMMIT;
+    LOOP
+        IF walk OPERATOR(pg_catalog.=) 'sorted' THEN
+            SELECT * INTO chunk, chunk_keys FROM @extschema@.idgen_backfill_next_chunk(work.work_schema, work.work_name,
+                work.signature, sorted_keys);
+        END IF;
+        IF walk OPERATOR(pg_catalog.=) 'sorted' AND chunk IS NULL THEN
+            -- The work table is walked. Rows that came in since its sort with no value (or whose
+            -- key changed) are sorted into a new one; when there are none, the run is done.
+            IF NOT just_sorted THEN
+                PERFORM pg_catalog.set_config('lock_timeout', lock_ms, true);
+                PERFORM @extschema@.idgen_backfill_target_check(relation, target);
+                SELECT * INTO sorted FROM @extschema@.idgen_backfill_sort(work.work_schema, work.work_name,
+                    work.signature, work.probe_sql, work.create_sql, work.sort_sql, false);
+                sorted_keys := sorted.keys OPERATOR(pg_catalog.>) 0;
+                SELECT * INTO chunk, chunk_keys FROM @extschema@.idgen_backfill_next_chunk(work.work_schema, work.work_name,
+                    work.signature, sorted_keys);
+                just_sorted := true;
+            END IF;
+            IF chunk IS NULL THEN
+                action := @extschema@.idgen_backfill_step(relation, target_column, 0, 0, true, 0, report_every);
+                COMMIT;
+                EXIT;
+            END IF;
+            COMMIT;
+        END IF;
+        BEGIN
+            PERFORM pg_catalog.set_config('lock_timeout', lock_ms, true);
+            PERFORM @extschema@.idgen_statement_timeout(batch_ms);
+            filled := 0;
+            nulls := 0;
+            PERFORM @extschema@.idgen_backfill_target_check(relation, target);
+            IF walk OPERATOR(pg_catalog.=) 'sorted' THEN
+                SELECT * INTO filled, nulls, last_key FROM @extschema@.idgen_backfill_fill_range(work.work_schema,
+                    work.work_name, work.signature, work.fill_sql, work.lock_sql, work.ordered_sql,
+                    ARRAY[chunk, LEAST(chunk_keys, batch_size)]);
+                PERFORM @extschema@.idgen_backfill_forget(work.work_schema, work.work_name, work.signature,
+                    work.forget_sql, ARRAY[chunk, LEAST(chunk_keys, batch_size)]);
+            ELSE
+                locked := @extschema@.idgen_backfill_lock(plan.lock_sql, cursor_key);
+                IF locked IS NOT NULL THEN
+                    SELECT * INTO filled, nulls, last_key FROM @extschema@.idgen_backfill_fill(plan.fill_sql, locked);
+                END IF;
+            END IF;
+            PERFORM @extschema@.idgen_statement_timeout(0);
+            lock_failures := 0;
+        EXCEPTION WHEN lock_not_available THEN
+            PERFORM @extschema@.idgen_statement_timeout(0);
+            lock_failures := lock_failures OPERATOR(pg_catalog.+) 1;
+        END;
+        action := @extschema@.idgen_backfill_step(relation, target_column,
+            filled, nulls, walk OPERATOR(pg_catalog.<>) 'sorted' AND cursor_key IS NULL, lock_failures, report_every);
+        COMMIT;
+        IF action OPERATOR(pg_catalog.=) 'retry' THEN
+            PERFORM pg_catalog.pg_sleep(0.1);
+        ELSIF walk OPERATOR(pg_catalog.=) 'sorted' THEN
+            just_sorted := false;
+            IF filled OPERATOR(pg_catalog.>) 0 THEN
+                PERFORM pg_catalog.pg_sleep_for(pause);
+            END IF;
+        ELSIF action OPERATOR(pg_catalog.=) 'next' THEN
+            cursor_key := last_key;
+            PERFORM pg_catalog.pg_sleep_for(pause);
+        ELSIF action OPERATOR(pg_catalog.=) 'sweep' THEN
+            IF work.work_name IS NOT NULL THEN
+                -- The closing sweep of an index walk sorts what is left, rather than walking the
+                -- index from the start under one batch's statement_timeout.
+                walk := 'sorted';
+                just_sorted := false;
+            ELSE
+                cursor_key := NULL;
+            END IF;
+        ELSE -- 'done'
+            EXIT;
+        END IF;
+    END LOOP;
+    IF work.work_name IS NOT NULL THEN
+        PERFORM @extschema@.idgen_backfill_drop_work(work.work_schema, work.work_name, work.signature);
+        COMMIT;
+    END IF;
+END
+$$;
+COMMENT ON PROCEDURE idgen_backfill(regclass, name, text, integer, text, interval, interval, interval, interval) IS
+    'fills target_column with value_expression where it is NULL, in batches walked by order_by or the primary key (an index, else one sort into a work table), one commit per batch; resumable';
+-- <<< sql/backfill.sql idgen_backfill

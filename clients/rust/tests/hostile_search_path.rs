@@ -19,17 +19,12 @@ const PATHS: [Option<&str>; 2] = [None, Some("public,pg_catalog")];
 /// A fresh database `db` with the extension in public (CREATE EXTENSION's default) and the
 /// hostile objects; the superuser's connection to it.
 fn hostile_database(host: &str, port: u16, db: &str) -> postgres::Client {
-    let mut admin = common::connect(host, port, "postgres");
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
-        .unwrap();
-    admin
-        .batch_execute(&format!("CREATE DATABASE {db}"))
-        .unwrap();
-    let mut c = common::connect(host, port, db);
-    c.batch_execute("CREATE EXTENSION pg_idgen").unwrap();
-    c.batch_execute(HOSTILE).unwrap();
-    c
+    common::empty_database(
+        host,
+        port,
+        db,
+        &format!("CREATE EXTENSION pg_idgen;\n{HOSTILE}"),
+    )
 }
 
 /// A writer's connection settings: the superuser, with `path` as its search_path (None: the

@@ -38,6 +38,17 @@ pub fn connect(host: &str, port: u16, dbname: &str) -> postgres::Client {
 
 /// A fresh database with the extension in schema `ids`, which is not on the search_path.
 pub fn fresh_database(host: &str, port: u16, db: &str) -> postgres::Client {
+    empty_database(
+        host,
+        port,
+        db,
+        "CREATE SCHEMA ids; CREATE EXTENSION pg_idgen SCHEMA ids;",
+    )
+}
+
+/// A new database `db` (dropped first if it is there) where `setup` has run; the superuser's
+/// connection to it.
+pub fn empty_database(host: &str, port: u16, db: &str, setup: &str) -> postgres::Client {
     let mut admin = connect(host, port, "postgres");
     admin
         .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
@@ -46,7 +57,6 @@ pub fn fresh_database(host: &str, port: u16, db: &str) -> postgres::Client {
         .batch_execute(&format!("CREATE DATABASE {db}"))
         .unwrap();
     let mut c = connect(host, port, db);
-    c.batch_execute("CREATE SCHEMA ids; CREATE EXTENSION pg_idgen SCHEMA ids;")
-        .unwrap();
+    c.batch_execute(setup).unwrap();
     c
 }

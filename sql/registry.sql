@@ -66,9 +66,12 @@ CREATE INDEX ON idgen_registry_grant (writer);
 COMMENT ON TABLE idgen_registry_grant IS 'every grant and reservation of a slot for a window of id-time; windows of one slot never overlap';
 SELECT pg_catalog.pg_extension_config_dump('idgen_registry_grant', '');
 -- 0.7.0: the database role that made the grant or reservation (NULL: made before 0.7.0). Its
--- live grants in a pool are counted against its cap there.
+-- live grants in a pool are counted against its cap there: a live grant was granted or renewed
+-- within the pool's longest lease, so the index finds them among a role's grants that crashed
+-- writers never released.
 ALTER TABLE idgen_registry_grant ADD COLUMN db_role name;
-CREATE INDEX idgen_registry_grant_live ON idgen_registry_grant (pool, db_role) WHERE released_at IS NULL;
+CREATE INDEX idgen_registry_grant_live ON idgen_registry_grant (pool, db_role, (coalesce(renewed_at, granted_at)))
+    WHERE released_at IS NULL;
 
 -- One row per slot that was ever granted or reserved: where its next window may start. The
 -- row lock serializes the acquires, renewals and releases of one slot.
@@ -609,6 +612,7 @@ BEGIN
         PERFORM FROM @extschema@.idgen_registry_quota q WHERE q.pool = $4 AND q.db_role = caller FOR UPDATE;
         SELECT count(*) INTO live FROM @extschema@.idgen_registry_grant r
             WHERE r.pool = $4 AND r.db_role = caller AND r.released_at IS NULL
+              AND coalesce(r.renewed_at, r.granted_at) > server_time - @extschema@.idgen_registry_seconds(settings.max_lease)
               AND @extschema@.idgen_registry_moment(r.kind, r.epoch_ms, r.hi) > server_time;
         IF live >= cap THEN
             RAISE EXCEPTION 'role % holds % live grants in pool %, its cap', quote_ident(caller), live, quote_literal(pool)

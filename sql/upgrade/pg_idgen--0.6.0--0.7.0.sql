@@ -7,7 +7,8 @@
 -- The registry changes only through its functions (issue 33): sql/registry.sql ------------------
 -- Provenance: the database role that made each grant (NULL for grants made before 0.7.0).
 ALTER TABLE idgen_registry_grant ADD COLUMN db_role name;
-CREATE INDEX idgen_registry_grant_live ON idgen_registry_grant (pool, db_role) WHERE released_at IS NULL;
+CREATE INDEX idgen_registry_grant_live ON idgen_registry_grant (pool, db_role, (coalesce(renewed_at, granted_at)))
+    WHERE released_at IS NULL;
 
 -- The pools' ACL and the caps' row locks.
 CREATE TABLE idgen_registry_pool_role (
@@ -380,6 +381,7 @@ BEGIN
         PERFORM FROM @extschema@.idgen_registry_quota q WHERE q.pool = $4 AND q.db_role = caller FOR UPDATE;
         SELECT count(*) INTO live FROM @extschema@.idgen_registry_grant r
             WHERE r.pool = $4 AND r.db_role = caller AND r.released_at IS NULL
+              AND coalesce(r.renewed_at, r.granted_at) > server_time - @extschema@.idgen_registry_seconds(settings.max_lease)
               AND @extschema@.idgen_registry_moment(r.kind, r.epoch_ms, r.hi) > server_time;
         IF live >= cap THEN
             RAISE EXCEPTION 'role % holds % live grants in pool %, its cap', quote_ident(caller), live, quote_literal(pool)

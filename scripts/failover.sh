@@ -25,15 +25,21 @@
 #    app pool's fence ends after every lost app grant's end, and a grant that had ended before
 #    the fence is lost on renew (55000);
 #  - once the fence of the short-lease pools ends (pool rows with 15 s leases, made before any
-#    grant: 75 s, the three fences run together), new grants on the very slots of the
+#    grant: 75 s, the four fences run together), new grants on the very slots of the
 #    lost grants overlap none of the old history's grants and start after the end of every lost
 #    grant of those pools.
+# And the registry whose first grants are lost (issue 34): a second standby, taken right after
+# CREATE EXTENSION and the pool rows, before any registry call, stops receiving at once; every
+# grant of the primary is lost to it, so it sees none. Promoted after the stop, it is fenced all
+# the same (the install recorded the origin; a new timeline fences whatever grants are to be
+# seen): every pool refuses on both kinds (55000), and a call granted there would be shown with
+# the old primary's windows it overlaps; after the fence, the same checks as above.
 #
 #   bash scripts/failover.sh [--installed] [VERSION]
 #
 # --installed: the extension is already installed into that version's PostgreSQL (test.sh
 # passes it); without it the script installs a debug build first. Ports: scripts/lib.sh's PORTS
-# (fo-primary, fo-standby, fo-restore, fo-dump).
+# (fo-primary, fo-standby, fo-restore, fo-dump, fo-first).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 INSTALLED=no
@@ -48,9 +54,12 @@ RESTORE=fo-restore
 DUMPED=fo-dump
 RESTORE_PORT=${PORTS[$RESTORE]}
 DUMPED_PORT=${PORTS[$DUMPED]}
+# The standby cut off before the registry's first grant.
+FIRST=fo-first
+FIRST_PORT=${PORTS[$FIRST]}
 # How far the standby's clock is behind.
 SKEW_S=3
-trap 'stop_cluster $PRIMARY; stop_cluster $STANDBY; stop_cluster $RESTORE; stop_cluster $DUMPED' EXIT
+trap 'stop_cluster $PRIMARY; stop_cluster $STANDBY; stop_cluster $RESTORE; stop_cluster $DUMPED; stop_cluster $FIRST' EXIT
 export PGCTLTIMEOUT=${PGCTLTIMEOUT:-300}
 
 # q CLUSTER PORT SQL: one value, unaligned.
@@ -95,26 +104,35 @@ fresh_dir() {
 SHORT_POOLS="'short', 'edge'"
 
 # fenced CLUSTER PORT POOL KIND: idgen_acquire in POOL is refused by the fence, SQLSTATE 55000;
-# prints the moment the message says the fence ends.
+# prints the moment the message says the fence ends. A grant made instead fails the run, with the
+# windows of the old primary (fo_source) it overlaps on its slot.
 fenced() {
-    local out=$OUT/$1-fenced-$3-$4.out
+    local out=$OUT/$1-fenced-$3-$4.out granted overlaps
     if psql_at "$1" "$2" postgres -At -v VERBOSITY=verbose \
-        -c "SELECT idgen_acquire('$4', 'fenced', '1 second', '$3')" >"$out" 2>&1; then
-        die "$1: idgen_acquire('$4') in pool '$3' granted $(cat "$out") while the registry is fenced"
+        -c "SELECT grant_id FROM idgen_acquire('$4', 'fenced', '1 second', '$3')" >"$out" 2>&1; then
+        granted=$(q "$1" "$2" "SELECT format('grant %s, %s slot %s [%s, %s)', grant_id, kind, slot, lo, hi)
+                               FROM idgen_grants WHERE grant_id = $(cat "$out")")
+        overlaps=$(q "$1" "$2" "SELECT coalesce(string_agg(format('grant %s [%s, %s)', s.grant_id, s.lo, s.hi), ', '), 'none')
+            FROM idgen_grants n JOIN fo_source s ON (s.kind, s.slot) = (n.kind, n.slot)
+                                                 AND tstzrange(s.lo, s.hi) && tstzrange(n.lo, n.hi)
+            WHERE n.grant_id = $(cat "$out")")
+        die "$1: idgen_acquire('$4') in pool '$3' made $granted while the registry is fenced;" \
+            "the old primary's windows it overlaps: $overlaps"
     fi
     grep -q "ERROR:  55000: the writer registry grants nothing in pool '$3' until" "$out" ||
         { cat "$out"; die "$1: idgen_acquire in pool '$3' failed, but not with the fence's 55000"; }
     sed -n "s/.*grants nothing in pool '$3' until \(.*\)$/\1/p" "$out" | head -1
 }
 
-# registry_lost CLUSTER PORT: on a registry that came from the old primary without the grants
-# LOST_IDS (a promoted standby, a restore), right after it came up: exactly those are missing,
-# every pool is fenced (55000; the app pool until after every lost app grant has ended), and the
-# grant EARLY_ID, which had ended before, is lost on renew (55000). This first registry call
-# starts the fence. Leaves the tables fo_source (every grant of the old primary when it
-# stopped), fo_lost (those missing here) and fo_new (for registry_after_fence).
+# registry_lost CLUSTER PORT [LOST]: on a registry that came from the old primary without the
+# grants LOST (default LOST_IDS; a promoted standby, a restore), right after it came up: exactly
+# those are missing, every pool is fenced (55000; the app pool until after every lost app grant
+# has ended), and the grant EARLY_ID, which had ended before, is lost on renew (55000; where it
+# is itself lost, unknown: 42704). This first registry call starts the fence. Leaves the tables
+# fo_source (every grant of the old primary when it stopped), fo_lost (those missing here) and
+# fo_new (for registry_after_fence).
 registry_lost() {
-    local c=$1 p=$2 lost pool kind until short_until app_until since
+    local c=$1 p=$2 expected=${3:-$LOST_IDS} lost pool kind until short_until app_until since early_lost
     psql_at "$c" "$p" postgres \
         -c "CREATE TABLE fo_source (grant_id bigint, kind text, pool text, slot integer,
                                     lo timestamptz, hi timestamptz, reserved boolean)" \
@@ -123,8 +141,8 @@ registry_lost() {
                 WHERE (g.grant_id, g.kind, g.slot, g.lo) = (s.grant_id, s.kind, s.slot, s.lo))" \
         -c "CREATE TABLE fo_new (grant_id bigint PRIMARY KEY)"
     lost=$(q "$c" "$p" "SELECT coalesce(string_agg(grant_id::text, ',' ORDER BY grant_id), '') FROM fo_lost")
-    [ "$lost" = "$LOST_IDS" ] ||
-        die "$c: the old primary's grants missing here are [$lost], but the lost ones are [$LOST_IDS]"
+    [ "$lost" = "$expected" ] ||
+        die "$c: the old primary's grants missing here are [$lost], but the lost ones are [$expected]"
     for pool in short edge app; do
         for kind in snowflake xid12; do
             until=$(fenced "$c" "$p" "$pool" "$kind")
@@ -148,12 +166,17 @@ registry_lost() {
     if q "$c" "$p" "SELECT idgen_renew($EARLY_ID, $EARLY_TOKEN)" >"$OUT/$c-renew-early.out" 2>&1; then
         die "$c: grant $EARLY_ID, which had ended before the fence, renewed: $(cat "$OUT/$c-renew-early.out")"
     fi
-    grep -q "grant lost: grant $EARLY_ID had ended when the registry was fenced" "$OUT/$c-renew-early.out" ||
-        { cat "$OUT/$c-renew-early.out"; die "$c: the renewal of grant $EARLY_ID failed, but not as lost"; }
-    echo "$c: the $(tr ',' '\n' <<<"$LOST_IDS" | wc -l) lost grants are missing; fenced since $since," \
+    if tr ',' '\n' <<<"$expected" | grep -qx "$EARLY_ID"; then
+        early_lost="grant $EARLY_ID does not exist"
+    else
+        early_lost="grant lost: grant $EARLY_ID had ended when the registry was fenced"
+    fi
+    grep -q "$early_lost" "$OUT/$c-renew-early.out" ||
+        { cat "$OUT/$c-renew-early.out"; die "$c: the renewal of grant $EARLY_ID failed, but not with: $early_lost"; }
+    echo "$c: the $(tr ',' '\n' <<<"$expected" | wc -l) lost grants are missing; fenced since $since," \
         "when the lost grants of short and edge had $live s to run (by this server's clock);" \
         "every pool refuses (55000): short and edge for $short_fence s, app until $app_until," \
-        "$app_after s after the end of its latest lost grant; grant $EARLY_ID, ended before, is lost on renew (55000)"
+        "$app_after s after the end of its latest lost grant; grant $EARLY_ID, ended before, is refused on renew ($early_lost)"
 }
 
 # registry_after_fence CLUSTER PORT: waits out the fence of the short-lease pools, polling
@@ -261,6 +284,32 @@ echo "the standby's clock is $behind ms behind"
 [ "$behind" -ge $((SKEW_S * 1000 - 500)) ] || die "libfaketime did not set the standby's clock back"
 wait_for $STANDBY "$STANDBY_PORT" "SELECT count(*) = 1 FROM pg_stat_wal_receiver WHERE status = 'streaming'" 120
 
+say "a second standby, taken before any registry call, stops receiving at once"
+# Everything the primary's registry grants from here on is lost to it (issue 34: the registry
+# whose first grants are lost). Its slot holds the WAL until it streams, then goes.
+fresh_dir $FIRST
+as_postgres "$BINDIR/pg_basebackup" -D "$CLUSTERS/$FIRST/data" -R -C -S fo_first -X stream -c fast \
+    -h "$(socket_dir $PRIMARY)" -p "$PRIMARY_PORT" -U postgres
+as_postgres tee -a "$CLUSTERS/$FIRST/data/postgresql.conf" >/dev/null <<CONF
+port = $FIRST_PORT
+unix_socket_directories = '$CLUSTERS/$FIRST/sock'
+CONF
+as_postgres tee -a "$CLUSTERS/$FIRST/data/postgresql.auto.conf" >/dev/null <<CONF
+primary_conninfo = 'host=$(socket_dir $PRIMARY) port=$PRIMARY_PORT user=postgres'
+primary_slot_name = 'fo_first'
+CONF
+as_postgres "$BINDIR/pg_ctl" -D "$CLUSTERS/$FIRST/data" -l "$CLUSTERS/$FIRST/server.log" -w start >/dev/null 9<&-
+wait_for $FIRST "$FIRST_PORT" "SELECT count(*) = 1 FROM pg_stat_wal_receiver WHERE status = 'streaming'" 120
+wait_for $FIRST "$FIRST_PORT" "SELECT pg_last_wal_replay_lsn() >= '$(q $PRIMARY "$PRIMARY_PORT" "SELECT pg_current_wal_lsn()")'" 120
+q $FIRST "$FIRST_PORT" "ALTER SYSTEM SET primary_conninfo = ''" >/dev/null
+q $FIRST "$FIRST_PORT" "SELECT pg_reload_conf()" >/dev/null
+wait_for $FIRST "$FIRST_PORT" "SELECT count(*) = 0 FROM pg_stat_wal_receiver" 120
+wait_for $PRIMARY "$PRIMARY_PORT" "SELECT NOT active FROM pg_replication_slots WHERE slot_name = 'fo_first'" 120
+q $PRIMARY "$PRIMARY_PORT" "SELECT pg_drop_replication_slot('fo_first')" >/dev/null
+echo "$FIRST: stopped receiving at $(q $FIRST "$FIRST_PORT" "SELECT pg_last_wal_receive_lsn()"), with" \
+    "$(q $FIRST "$FIRST_PORT" "SELECT count(*) FROM idgen_registry_grant") grants and the origin rows" \
+    "[$(q $FIRST "$FIRST_PORT" "SELECT coalesce(string_agg(format('timeline %s%s', timeline, CASE WHEN fenced THEN ', fenced' END), '; '), 'none') FROM idgen_registry_origin")]"
+
 say "the writer registry on the primary: a grant before the failover"
 read -r grant_id grant_token <<<"$(q $PRIMARY "$PRIMARY_PORT" \
     "SELECT grant_id, token FROM idgen_acquire('xid12', 'before-failover', '10 minutes')" | tr '|' ' ')"
@@ -320,6 +369,8 @@ LOST_IDS=$(q $PRIMARY "$PRIMARY_PORT" "
     CROSS JOIN LATERAL idgen_acquire(v.kind, 'lost', v.lease::interval, v.pool) a")
 psql_at $PRIMARY "$PRIMARY_PORT" postgres \
     -c "\\copy (SELECT grant_id, kind, pool, slot, lo, hi, reserved FROM idgen_grants) TO '$OUT/source-grants.csv' WITH (FORMAT csv)"
+# The second standby has none of them.
+ALL_IDS=$(q $PRIMARY "$PRIMARY_PORT" "SELECT string_agg(grant_id::text, ',' ORDER BY grant_id) FROM idgen_grants")
 q $PRIMARY "$PRIMARY_PORT" "SELECT format('  lost %s grant %s (%s slot %s): [%s, %s)', pool, grant_id, kind, slot, lo, hi)
     FROM idgen_grants WHERE grant_id IN ($LOST_IDS) ORDER BY grant_id"
 echo "the standby stopped receiving at $received; the primary's WAL is at $(q $PRIMARY "$PRIMARY_PORT" "SELECT pg_current_wal_lsn()")" \
@@ -358,6 +409,12 @@ say "the writer registry on the promoted standby: the lost grants are missing, f
 # Grants made on the old primary just before the failover did not reach the standby: the new
 # timeline fences the registry until every such grant must have ended.
 registry_lost $STANDBY "$STANDBY_PORT"
+# The second standby, promoted too: it has seen no grant, and is fenced all the same.
+as_postgres "$BINDIR/pg_ctl" -D "$CLUSTERS/$FIRST/data" -w promote >/dev/null
+wait_for $FIRST "$FIRST_PORT" "SELECT NOT pg_is_in_recovery()" 120
+echo "$FIRST: promoted with $(q $FIRST "$FIRST_PORT" "SELECT count(*) FROM idgen_registry_grant") grants;" \
+    "all $(tr ',' '\n' <<<"$ALL_IDS" | wc -l) of the old primary's are lost to it"
+registry_lost $FIRST "$FIRST_PORT" "$ALL_IDS"
 if q $STANDBY "$STANDBY_PORT" "SELECT idgen_acquire('xid12', 'after-failover')" >"$OUT/fenced.out" 2>&1; then
     die "idgen_acquire on the promoted standby granted $(cat "$OUT/fenced.out") before the fence ended"
 fi
@@ -388,6 +445,7 @@ say "after the fence of the short-lease pools: new grants on the lost grants' sl
 registry_after_fence $STANDBY "$STANDBY_PORT"
 registry_after_fence $RESTORE "$RESTORE_PORT"
 registry_after_fence $DUMPED "$DUMPED_PORT"
+registry_after_fence $FIRST "$FIRST_PORT"
 
 say "the writer registry on the promoted standby: idgen_registry_lift_fence()"
 q $STANDBY "$STANDBY_PORT" "SELECT idgen_registry_lift_fence()" >/dev/null

@@ -317,7 +317,13 @@ COMMENT ON FUNCTION idgen_pool_disallow(text, regrole) IS 'a role may no longer 
 CREATE SEQUENCE idgen_registry_noticed_ms MINVALUE 0 START 0;
 
 -- Records this cluster and timeline when they are new, fencing the registry when it had a
--- history elsewhere. Returns the moment the latest fence began, if any.
+-- history elsewhere. Returns the moment the latest fence began, if any. The install script (and
+-- the update to 0.7.0) calls it, so the origin is known before the first grant: grants lost
+-- with the old history are invisible, so every change of origin fences, whatever grants are to
+-- be seen. A row without a reason is where the registry began, with nothing before it: any
+-- other row beside it came later from elsewhere (a dump restored into a fresh CREATE EXTENSION,
+-- its rows copied in after the install's), and fences too: the dumped registry may have made
+-- grants after the dump. Only the owner writes this table, so no writer moves the fence.
 CREATE FUNCTION idgen_registry_check_origin() RETURNS timestamptz
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
@@ -326,29 +332,47 @@ DECLARE
     sysid bigint := (SELECT system_identifier FROM pg_control_system());
     tli bigint := ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint;
     last record;
+    prior record;
     why text;
     noticed bigint;
 BEGIN
-    SELECT o.system_identifier, o.timeline, o.seen_at INTO last FROM @extschema@.idgen_registry_origin o
-        ORDER BY o.seen_at DESC LIMIT 1;
-    IF NOT FOUND OR last.system_identifier <> sysid OR last.timeline <> tli THEN
-        why := CASE WHEN last.system_identifier IS NULL THEN NULL
-                    WHEN last.system_identifier <> sysid THEN
-                        format('restored into another cluster (system identifier %s, was %s)', sysid, last.system_identifier)
-                    ELSE format('a new timeline %s (was %s): a promoted standby or a point-in-time recovery', tli, last.timeline) END;
+    -- The latest row (of two at one moment, the one that records a change).
+    SELECT o.ctid, o.system_identifier, o.timeline, o.seen_at, o.reason INTO last FROM @extschema@.idgen_registry_origin o
+        ORDER BY o.seen_at DESC, o.reason IS NULL LIMIT 1;
+    IF NOT FOUND THEN
+        -- No history: the registry begins here, unfenced.
+        INSERT INTO @extschema@.idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason)
+            VALUES (sysid, tli, clock_timestamp(), false, NULL);
+        RETURN NULL;
+    ELSIF last.system_identifier <> sysid THEN
+        why := format('restored into another cluster (system identifier %s, was %s)', sysid, last.system_identifier);
+    ELSIF last.timeline <> tli THEN
+        why := format('a new timeline %s (was %s): a promoted standby or a point-in-time recovery', tli, last.timeline);
+    ELSIF last.reason IS NULL THEN
+        -- Where the registry began here: any other row is a history restored after it.
+        SELECT o.system_identifier, o.timeline INTO prior FROM @extschema@.idgen_registry_origin o
+            WHERE o.ctid <> last.ctid
+            ORDER BY o.system_identifier = sysid, o.seen_at DESC LIMIT 1;
+        IF FOUND THEN
+            why := CASE WHEN prior.system_identifier <> sysid THEN
+                            format('restored into another cluster (system identifier %s, was %s)', sysid, prior.system_identifier)
+                        ELSE format('restored from a dump into a new install in this cluster (system identifier %s, timeline %s; the dump''s last %s)',
+                                    sysid, tli, prior.timeline) END;
+        END IF;
+    END IF;
+    IF why IS NOT NULL THEN
         -- The first notice of this change, unless an earlier statement noticed it already.
         noticed := (SELECT n.last_value FROM @extschema@.idgen_registry_noticed_ms n);
-        IF last.seen_at IS NULL OR noticed <= floor(extract(epoch FROM last.seen_at) * 1000) THEN
+        IF noticed <= floor(extract(epoch FROM last.seen_at) * 1000) THEN
             noticed := setval('@extschema@.idgen_registry_noticed_ms', floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint);
         END IF;
         INSERT INTO @extschema@.idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason)
-            VALUES (sysid, tli, 'epoch'::timestamptz + noticed * interval '1 millisecond',
-                    why IS NOT NULL AND EXISTS (SELECT FROM @extschema@.idgen_registry_grant), why);
+            VALUES (sysid, tli, 'epoch'::timestamptz + noticed * interval '1 millisecond', true, why);
     END IF;
     RETURN (SELECT o.seen_at FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1);
 END
 $$;
-COMMENT ON FUNCTION idgen_registry_check_origin() IS 'internal: notes a new cluster or timeline and fences the registry then';
+COMMENT ON FUNCTION idgen_registry_check_origin() IS 'internal: notes a new cluster or timeline, or a history restored into a new install, and fences the registry then';
 
 -- Lifts the latest fence, for an operator who knows that no grant was lost (the promoted
 -- standby was synchronous for every grant).
@@ -1009,3 +1033,7 @@ REVOKE EXECUTE ON FUNCTION
     idgen_pool_allow(text, regrole, integer),
     idgen_pool_disallow(text, regrole)
 FROM PUBLIC;
+
+-- The registry's origin, recorded at install: a later change of cluster or timeline fences it
+-- even when the grants it made there are lost with the old history.
+SELECT @extschema@.idgen_registry_check_origin();

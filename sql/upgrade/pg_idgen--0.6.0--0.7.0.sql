@@ -90,6 +90,60 @@ $$;
 COMMENT ON FUNCTION idgen_registry_lease(interval) IS 'internal: a lease as elapsed seconds; 22023 for a month or year part';
 -- <<< sql/registry.sql idgen_registry_lease
 
+-- The registry's origin is recorded at install and update, not at its first call, and every
+-- change of it fences, whatever grants are to be seen (issue 34).
+-- >>> sql/registry.sql idgen_registry_check_origin
+CREATE OR REPLACE FUNCTION idgen_registry_check_origin() RETURNS timestamptz
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    sysid bigint := (SELECT system_identifier FROM pg_control_system());
+    tli bigint := ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint;
+    last record;
+    prior record;
+    why text;
+    noticed bigint;
+BEGIN
+    -- The latest row (of two at one moment, the one that records a change).
+    SELECT o.ctid, o.system_identifier, o.timeline, o.seen_at, o.reason INTO last FROM @extschema@.idgen_registry_origin o
+        ORDER BY o.seen_at DESC, o.reason IS NULL LIMIT 1;
+    IF NOT FOUND THEN
+        -- No history: the registry begins here, unfenced.
+        INSERT INTO @extschema@.idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason)
+            VALUES (sysid, tli, clock_timestamp(), false, NULL);
+        RETURN NULL;
+    ELSIF last.system_identifier <> sysid THEN
+        why := format('restored into another cluster (system identifier %s, was %s)', sysid, last.system_identifier);
+    ELSIF last.timeline <> tli THEN
+        why := format('a new timeline %s (was %s): a promoted standby or a point-in-time recovery', tli, last.timeline);
+    ELSIF last.reason IS NULL THEN
+        -- Where the registry began here: any other row is a history restored after it.
+        SELECT o.system_identifier, o.timeline INTO prior FROM @extschema@.idgen_registry_origin o
+            WHERE o.ctid <> last.ctid
+            ORDER BY o.system_identifier = sysid, o.seen_at DESC LIMIT 1;
+        IF FOUND THEN
+            why := CASE WHEN prior.system_identifier <> sysid THEN
+                            format('restored into another cluster (system identifier %s, was %s)', sysid, prior.system_identifier)
+                        ELSE format('restored from a dump into a new install in this cluster (system identifier %s, timeline %s; the dump''s last %s)',
+                                    sysid, tli, prior.timeline) END;
+        END IF;
+    END IF;
+    IF why IS NOT NULL THEN
+        -- The first notice of this change, unless an earlier statement noticed it already.
+        noticed := (SELECT n.last_value FROM @extschema@.idgen_registry_noticed_ms n);
+        IF noticed <= floor(extract(epoch FROM last.seen_at) * 1000) THEN
+            noticed := setval('@extschema@.idgen_registry_noticed_ms', floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint);
+        END IF;
+        INSERT INTO @extschema@.idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason)
+            VALUES (sysid, tli, 'epoch'::timestamptz + noticed * interval '1 millisecond', true, why);
+    END IF;
+    RETURN (SELECT o.seen_at FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1);
+END
+$$;
+COMMENT ON FUNCTION idgen_registry_check_origin() IS 'internal: notes a new cluster or timeline, or a history restored into a new install, and fences the registry then';
+-- <<< sql/registry.sql idgen_registry_check_origin
+
 -- The view gains db_role and span (the read interface of idgen_writer_of and idgen_verify).
 CREATE OR REPLACE VIEW idgen_grants AS
 SELECT g.grant_id, g.writer, g.kind, g.pool, g.slot,
@@ -1103,3 +1157,7 @@ $$;
 COMMENT ON PROCEDURE idgen_backfill(regclass, name, text, integer, text, interval, interval, interval, interval) IS
     'fills target_column with value_expression where it is NULL, in batches walked by order_by or the primary key (an index, else one sort into a work table), one commit per batch; resumable';
 -- <<< sql/backfill.sql idgen_backfill
+
+-- As at the end of a fresh install (sql/registry.sql): the registry's origin, recorded now (a
+-- registry that 0.6.0 never used has none yet; one on a new timeline or cluster is fenced now).
+SELECT @extschema@.idgen_registry_check_origin();

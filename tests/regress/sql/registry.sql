@@ -1,6 +1,12 @@
 -- The writer registry: grants of Snowflake worker ids and xid12 machine ids for windows of
 -- id-time, renewals, releases, reservations, provenance and the errors (SPEC §8).
 SET timezone = 'UTC';
+-- CREATE EXTENSION recorded where the registry began (this cluster and timeline, no reason),
+-- before any registry call, and fenced nothing: it had no history.
+SELECT count(*) AS origins, bool_or(fenced) AS fenced, every(reason IS NULL) AS began_here,
+       every((o.system_identifier, o.timeline) = (s.system_identifier,
+             ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint)) AS this_origin
+FROM idgen_registry_origin o, pg_control_system() s;
 CREATE TEMP TABLE g AS SELECT * FROM idgen_acquire('snowflake', 'regress-a', '1 minute');
 -- One row; a window from 5 s before the server's clock (rounded down to a whole millisecond) to
 -- one lease after it, in whole milliseconds of the server's epoch.
@@ -99,6 +105,37 @@ SELECT timeline <> 999 AS new_timeline, fenced, reason ~ '^a new timeline \d+ \(
 FROM idgen_registry_origin ORDER BY seen_at DESC LIMIT 1;
 SELECT idgen_registry_lift_fence();
 SELECT kind FROM idgen_acquire('xid12', 'after-lift', '1 minute');
+-- A dump restored into a fresh CREATE EXTENSION: the install's row (where the registry began)
+-- is there first, the dumped history's rows are copied in after it, with earlier moments. That
+-- fences, whatever grants are to be seen: the dumped registry may have granted after the dump.
+-- From another cluster, and from this one (its own dump restored).
+CREATE TEMP TABLE saved_origin AS SELECT * FROM idgen_registry_origin;
+CREATE TEMP VIEW here AS SELECT system_identifier AS sysid,
+    ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint AS tli FROM pg_control_system();
+DELETE FROM idgen_registry_origin;
+INSERT INTO idgen_registry_origin SELECT sysid, tli, clock_timestamp(), false, NULL FROM here;
+INSERT INTO idgen_registry_origin VALUES (12345, 1, clock_timestamp() - interval '1 day', false, NULL);
+SELECT regexp_replace(test_helpers.error_of($$SELECT idgen_acquire('xid12', 'after-restore')$$), 'until .*', 'until …');
+-- (The refused call rolled its row back; this call keeps one, from the same start.)
+SELECT idgen_registry_check_origin() BETWEEN clock_timestamp() - interval '10 s' AND clock_timestamp() AS fenced_now;
+SELECT fenced, replace(reason, (SELECT sysid FROM here)::text, 'THIS') AS reason
+FROM idgen_registry_origin ORDER BY seen_at DESC LIMIT 1;
+SELECT idgen_registry_lift_fence();
+DELETE FROM idgen_registry_origin;
+INSERT INTO idgen_registry_origin SELECT sysid, tli, clock_timestamp(), false, NULL FROM here;
+INSERT INTO idgen_registry_origin SELECT sysid, tli, clock_timestamp() - interval '1 day', false, NULL FROM here;
+SELECT regexp_replace(test_helpers.error_of($$SELECT idgen_acquire('snowflake', 'after-restore')$$), 'until .*', 'until …');
+SELECT idgen_registry_check_origin() BETWEEN clock_timestamp() - interval '10 s' AND clock_timestamp() AS fenced_now;
+SELECT fenced, replace(replace(reason, (SELECT sysid FROM here)::text, 'THIS'), (SELECT tli FROM here)::text, 'TLI') AS reason
+FROM idgen_registry_origin ORDER BY seen_at DESC LIMIT 1;
+SELECT idgen_registry_lift_fence();
+-- The install's row alone (a fresh CREATE EXTENSION): no fence.
+DELETE FROM idgen_registry_origin;
+INSERT INTO idgen_registry_origin SELECT sysid, tli, clock_timestamp(), false, NULL FROM here;
+SELECT kind FROM idgen_acquire('xid12', 'fresh', '1 minute');
+SELECT count(*) AS origins FROM idgen_registry_origin;
+DELETE FROM idgen_registry_origin;
+INSERT INTO idgen_registry_origin SELECT * FROM saved_origin;
 -- A fence closes a pool's slots for as long as a lost grant of any pool sharing them can last:
 -- pools may share slots, so a pool of short leases on some of the edge pool's slots waits as
 -- long as the edge pool (366 days), the app pool's own slots an hour. A pool without a row

@@ -578,6 +578,19 @@ class _GrantGenerator:
     def _acquire(self) -> None:
         self._bind(self._registry._acquire(self), renewal=False)
 
+    def _renew_or_replace(self) -> None:
+        """Under self._lock: renews the grant now, in this thread (when it was lost, acquires a
+        new one, never keeping the old). Not the id path's (that waits for the background
+        thread, bounded): for a caller that wants a renewal done before going on."""
+        g = self._grant
+        if g is None:
+            return self._acquire()
+        try:
+            self._bind(self._registry._renew(self, g), renewal=True)
+        except GrantLost:
+            self._drop()
+            self._acquire()
+
     def _finished(self, error: Optional[RegistryError]) -> None:
         with self._lock:
             self._error = error
@@ -585,8 +598,13 @@ class _GrantGenerator:
             self._changed.notify_all()
 
     def _wake(self) -> None:
-        with self._lock:
-            self._changed.notify_all()
+        # Bounded: a next_id() waiting for its window to start holds the lock (it then sees
+        # the registry closed at its next step).
+        if self._lock.acquire(timeout=0.1):
+            try:
+                self._changed.notify_all()
+            finally:
+                self._lock.release()
 
     def _await_window(self) -> None:
         """Under self._lock, at the window's end or without a grant: asks the background thread
@@ -671,8 +689,8 @@ class _GrantGenerator:
         """In the background thread: renews the grant (or, without one, acquires one), with
         every call to the registry made without the lock, so an id never waits on the network."""
         reg = self._registry
-        with self._lock:
-            g = self._grant
+        # Read without the lock: a next_id() waiting for its window to start holds it.
+        g = self._grant
         renewal = g is not None
         try:
             if g is None:

@@ -27,6 +27,7 @@ declare -A PORTS=(
     [rel-single]=$((TEST_PORT - 5))
     [bench]=${PG_IDGEN_BENCH_PORT:-$((TEST_PORT - 6))}
     [recipes]=$((TEST_PORT - 7))
+    [link-cut]=$((TEST_PORT - 8)) # clients/python/tests/server/test_registry_link_cut.py's own cluster
     [fo-primary]=$((TEST_PORT - 11))
     [fo-standby]=$((TEST_PORT - 12))
     [fo-restore]=$((TEST_PORT - 13)) # scripts/failover.sh: the registry restored from a base backup

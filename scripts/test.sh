@@ -286,7 +286,7 @@ test_version() {
     if wants_client; then
         say "PostgreSQL $PG_MAJOR: client-side tests"
         # shellcheck disable=SC2046
-        PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT PG_IDGEN_RESTART_PORT=${PORTS[snowflake-restart]} \
+        PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT PG_IDGEN_RESTART_PORT=${PORTS[snowflake-restart]} PG_IDGEN_LINKCUT_PORT=${PORTS[link-cut]} \
         PG_IDGEN_PLAIN_HOST=$(socket_dir test-plain) PG_IDGEN_PLAIN_PORT=$PLAIN_PORT PG_IDGEN_BINDIR=$BINDIR \
             "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider $(client_tests)
     fi

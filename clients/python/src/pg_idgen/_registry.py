@@ -5,9 +5,18 @@ generators bound to grants of the extension's writer registry (``idgen_acquire``
 A grant gives this writer one slot (a Snowflake worker id or an xid12 machine id) for a window
 of id-time ``[lo, hi)``; the generator makes only ids of that slot inside that window (the rules
 are in ``_grant.py``), so two writers never make the same id whatever their clocks do. The
-registry renews each grant in a background thread at about half its lease, and synchronously
-when the window runs out; a grant that another writer continued is replaced by a new one; a
-writer that cannot reach the registry when it must renew raises instead of going on.
+registry renews each grant in a background thread at about half its lease (counted on the
+server's clock), and at once when the window runs out; a grant that another writer continued is
+replaced by a new one; a writer that cannot reach the registry when it must renew raises instead
+of going on.
+
+No call waits on the network past its bounds. Only the background thread talks to the registry
+for ``next_id()``/``new()``: at the window's end they wait at most ``renew_wait`` seconds (1 s by
+default) for it to bring a renewed window, then raise :class:`RegistryUnavailable`; they never wait
+for a connection lock held by a call stuck in a read. Every statement is abandoned after
+``timeout`` seconds (5 s by default: its socket is shut down), a connection made from a DSN gets
+``connect_timeout``, TCP keepalives and ``tcp_user_timeout`` (unless the DSN sets them), and
+``close()`` gives up on releases it cannot finish within ``timeout`` (their windows just end).
 
 Needs psycopg 3 (imported when a Registry is made). Every call is one autocommit statement,
 prepared never (``prepare_threshold=None``), with no session state and no advisory locks, so a
@@ -51,6 +60,11 @@ __all__ = ["Registry", "GrantSnowflake", "GrantXid", "Grant"]
 _UTC = _dt.timezone.utc
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_UTC)
 _monotonic = _time.monotonic
+# Set on a connection the Registry makes from a DSN, unless the DSN (or, for connect_timeout,
+# PGCONNECT_TIMEOUT) sets them: a dead link is found by TCP too, not only by the statement
+# watchdog. Seconds, except tcp_user_timeout (ms); filled in from ``timeout`` in _dsn_params.
+_TCP_DEFAULTS = {"keepalives": "1", "keepalives_idle": "10", "keepalives_interval": "2",
+                 "keepalives_count": "3"}
 _ERRORS = {"55000": GrantLost, "53400": SlotsExhausted, "42501": WrongToken}
 # Every live Registry, for the fork handler.
 _REGISTRIES: "weakref.WeakSet[Registry]" = weakref.WeakSet()
@@ -73,7 +87,7 @@ class Grant:
     when it answered; ``wall_us`` and ``mono`` this process's clocks when the answer came."""
 
     __slots__ = ("grant_id", "token", "kind", "slot", "lo", "hi", "epoch_ms", "lo_us", "hi_us",
-                 "server_us", "wall_us", "mono", "rtt")
+                 "server_us", "wall_us", "mono", "rtt", "sent")
 
     def __repr__(self) -> str:
         return (f"Grant(grant_id={self.grant_id}, kind={self.kind!r}, slot={self.slot}, "
@@ -99,6 +113,15 @@ class Registry:
     child's own pid). ``pool``: the registry pool grants come from (default ``'app'``).
     ``max_wait``: seconds a generator waits for a window that starts a little after its clock,
     and (Snowflake) for a clock stepped back behind its last id; beyond that it raises.
+    ``renew_wait``: seconds ``next_id()``/``new()`` wait at the window's end (or without a grant)
+    for the background thread to bring a window before raising ``RegistryUnavailable``.
+    ``timeout``: seconds one statement may take before it is abandoned (its connection shut
+    down) and, for a DSN, the connect and TCP timeouts (``connect_timeout`` = max(2, timeout),
+    ``tcp_user_timeout`` = timeout, keepalives after 10 s idle, 3 probes 2 s apart) unless the
+    DSN sets them. A connection factory should set those itself (for example
+    ``psycopg.connect(dsn, connect_timeout=5, keepalives=1, keepalives_idle=10,
+    keepalives_interval=2, keepalives_count=3, tcp_user_timeout=5000)``); the statement
+    watchdog applies to it too. ``close()`` takes at most about ``timeout`` seconds.
 
     ``snowflake()`` and ``xid12()`` return generators bound to grants (acquired at once);
     ``close()`` (or leaving a ``with`` block) releases them. Thread-safe and fork-safe: a forked
@@ -112,6 +135,8 @@ class Registry:
         *,
         pool: str = "app",
         max_wait: float = 5.0,
+        renew_wait: float = 1.0,
+        timeout: float = 5.0,
         clock_ms: Optional[Callable[[], int]] = None,
         clock_s: Optional[Callable[[], float]] = None,
         sleep: Optional[Callable[[float], None]] = None,
@@ -124,6 +149,10 @@ class Registry:
         self._writer = writer
         self.pool = pool
         self.max_wait = float(max_wait)
+        self.renew_wait = float(renew_wait)
+        self.timeout = float(timeout)
+        if not self.timeout > 0 or not self.renew_wait >= 0:
+            raise ValueError("timeout must be positive and renew_wait not negative")
         self._clock_ms = clock_ms
         self._clock_s = clock_s
         self._sleep = sleep or _time.sleep
@@ -178,20 +207,40 @@ class Registry:
                 return
             self._closed = True
             self._cond.notify_all()
+        deadline = _monotonic() + self.timeout
+        gens = list(self._generators)
+        for gen in gens:
+            gen._wake()
         t = self._thread
         if t is not None and t is not threading.current_thread():
-            t.join(timeout=30)
-        for gen in list(self._generators):
-            try:
-                gen._release()
-            except RegistryError:
-                pass
-        with self._conn_lock:
-            if self._conn is not None:
+            t.join(timeout=max(deadline - _monotonic(), 0))
+
+        def release_all():
+            for gen in gens:
                 try:
-                    self._conn.close()
+                    gen._release()
+                except RegistryUnavailable:
+                    for rest in gens:  # unreachable: the other windows simply end
+                        rest._drop_locked()
+                    break
+                except RegistryError:
+                    pass
+            if self._conn_lock.acquire(timeout=max(deadline - _monotonic(), 0)):
+                try:
+                    if self._conn is not None:
+                        conn, self._conn = self._conn, None
+                        try:
+                            conn.close()
+                        except Exception:
+                            pass
                 finally:
-                    self._conn = None
+                    self._conn_lock.release()
+
+        # In a thread of its own, so that close() returns by its deadline whatever the network
+        # does: a release that cannot finish is abandoned and its grant ends with its window.
+        r = threading.Thread(target=release_all, name="pg_idgen registry close", daemon=True)
+        r.start()
+        r.join(timeout=max(deadline - _monotonic(), 0) + 0.05)
 
     def __enter__(self) -> "Registry":
         return self
@@ -204,7 +253,8 @@ class Registry:
         import psycopg
 
         if isinstance(self._source, str):
-            conn = psycopg.connect(self._source, autocommit=True, prepare_threshold=None)
+            conn = psycopg.connect(**_dsn_params(self._source, self.timeout), autocommit=True,
+                                   prepare_threshold=None)
         else:
             conn = self._source()
             if not conn.autocommit:
@@ -224,17 +274,26 @@ class Registry:
         repeated acquire at worst leaves one unused grant to end with its lease)."""
         import psycopg
 
-        with self._conn_lock:
+        if not self._conn_lock.acquire(timeout=self.timeout):
+            raise RegistryUnavailable(f"the writer registry could not be reached: another call "
+                                      f"to it has not come back within {self.timeout:g} s")
+        try:
             for attempt in (1, 2):
+                watchdog = None
                 try:
                     if self._conn is None or self._conn.closed:
                         self._conn = self._connect()
+                    watchdog = _Watchdog(self._conn, self.timeout)
                     sent = _monotonic()
-                    row = self._conn.execute(self._sql[name], params).fetchone()
+                    try:
+                        row = self._conn.execute(self._sql[name], params).fetchone()
+                    finally:
+                        watchdog.stop()
                     return row, _monotonic() - sent
                 except psycopg.Error as e:
+                    fired = watchdog is not None and watchdog.fired
                     state = getattr(e, "sqlstate", None)
-                    if state is not None and not state.startswith(("08", "57P")):
+                    if state is not None and not state.startswith(("08", "57P")) and not fired:
                         raise _server_error(e) from e
                     conn, self._conn = self._conn, None
                     if conn is not None:
@@ -242,8 +301,14 @@ class Registry:
                             conn.close()
                         except Exception:
                             pass
+                    if fired:  # no answer within the bound: a dead link, not a stale session
+                        raise RegistryUnavailable(
+                            f"the writer registry could not be reached: no answer within "
+                            f"{self.timeout:g} s, the connection was abandoned") from e
                     if attempt == 2:
                         raise RegistryUnavailable(f"the writer registry could not be reached: {e}") from e
+        finally:
+            self._conn_lock.release()
 
     def _grant(self, row, rtt: float, wall_us: int) -> Grant:
         g = Grant()
@@ -255,6 +320,9 @@ class Registry:
             g.lo = g.lo_us // 1_000_000
             g.hi = g.hi_us // 1_000_000
         g.wall_us, g.mono, g.rtt = wall_us, _monotonic(), rtt
+        # The server's clock read server_us after the statement was sent: hi is at least
+        # (hi - server) after the send on this process's monotonic clock.
+        g.sent = g.mono - rtt
         return g
 
     def _acquire(self, gen: "_GrantGenerator") -> Grant:
@@ -284,6 +352,9 @@ class Registry:
         gen._renew_due = due
         if due is None:
             return
+        self._start_renewer()
+
+    def _start_renewer(self) -> None:
         with self._cond:
             if self._thread is None and not self._closed:
                 self._thread = threading.Thread(target=_renewer, args=(weakref.ref(self),),
@@ -306,6 +377,55 @@ class Registry:
                 pass
         for gen in list(self._generators):
             gen._after_fork_in_child()
+
+
+class _Watchdog:
+    """Shuts a connection's socket down if a statement has not come back after ``seconds``: a
+    read blocked on a dead link then fails at once (psycopg raises OperationalError)."""
+
+    def __init__(self, conn, seconds: float):
+        self._lock = threading.Lock()
+        self._done = False
+        self.fired = False
+        try:
+            self._fd = conn.pgconn.socket
+        except Exception:
+            self._fd = None
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._done or self._fd is None:
+                return
+            self.fired = True
+            try:
+                s = socket.socket(fileno=os.dup(self._fd))
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                finally:
+                    s.close()
+            except OSError:
+                pass
+
+    def stop(self) -> None:
+        with self._lock:
+            self._done = True
+        self._timer.cancel()
+
+
+def _dsn_params(dsn: str, timeout: float) -> dict:
+    """The DSN's parameters with the connect and TCP timeouts added where it sets none."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    params = conninfo_to_dict(dsn)
+    extra = dict(_TCP_DEFAULTS, tcp_user_timeout=str(max(int(timeout * 1000), 1)))
+    if "PGCONNECT_TIMEOUT" not in os.environ:
+        extra["connect_timeout"] = str(max(2, int(-(-timeout // 1))))
+    for key, value in extra.items():
+        params.setdefault(key, value)
+    return params
 
 
 def _extension_schema(conn) -> str:
@@ -368,7 +488,8 @@ def _statements(schema: str) -> dict:
 
 def _renewer(ref) -> None:
     """The background thread: renews each generator's grant when it is due (about half its
-    lease after the last renewal); it holds the registry only weakly between rounds."""
+    lease after the last renewal, on the server's clock), or at once when an id waits for it;
+    it holds the registry only weakly between rounds."""
     while True:
         reg = ref()
         if reg is None:
@@ -387,8 +508,9 @@ def _renewer(ref) -> None:
             if due is not None and due <= _monotonic() and not reg._closed:
                 try:
                     gen._background_renew()
-                except Exception:  # never let the thread die: the next id renews, or raises
+                except Exception as e:  # never let the thread die: the next id renews, or raises
                     gen._renew_due = _monotonic() + 1.0
+                    gen._finished(RegistryError(f"the renewal failed: {e!r}"))
         del reg
 
 
@@ -406,10 +528,18 @@ class _GrantGenerator:
     def __init__(self, registry: Registry, lease):
         self._registry = registry
         self._lease = _lease_param(lease)
-        self._lock = threading.Lock()
+        self._new_lock()
         self._grant: Optional[Grant] = None
         self._last_at_bind = -1
         self._renew_due: Optional[float] = None
+        self._binds = 0  # windows bound so far
+        self._attempts = 0  # background renewals or acquires finished so far
+        self._error: Optional[RegistryError] = None  # how the last one failed
+
+    def _new_lock(self) -> None:
+        self._lock = threading.Lock()
+        # An id that waits for the background thread waits on this, releasing the lock.
+        self._changed = threading.Condition(self._lock)
 
     @property
     def grant(self) -> Optional[Grant]:
@@ -430,18 +560,28 @@ class _GrantGenerator:
             self._last_at_bind = self._state.last
         self._grant = g
         self._state.bind(g.slot, g.lo, g.hi)
-        self._registry._schedule(self, g.mono + max(g.lease_s / 2, 0.05))
+        self._binds += 1
+        # From the server's clock: half of what was left of the window when the server answered,
+        # counted from when the statement was sent (the server read its clock after that), so a
+        # slow link's round trip does not eat into the time left to renew.
+        self._registry._schedule(self, g.sent + max(g.lease_s / 2, 0.05))
 
     def _drop(self) -> None:
         self._grant = None
         self._state.unbind()
         self._renew_due = None
 
+    def _drop_locked(self) -> None:
+        with self._lock:
+            self._drop()
+
     def _acquire(self) -> None:
         self._bind(self._registry._acquire(self), renewal=False)
 
     def _renew_or_replace(self) -> None:
-        """Renews the grant; when it was lost, acquires a new one (never keeps the old)."""
+        """Under self._lock: renews the grant now, in this thread (when it was lost, acquires a
+        new one, never keeping the old). Not the id path's (that waits for the background
+        thread, bounded): for a caller that wants a renewal done before going on."""
         g = self._grant
         if g is None:
             return self._acquire()
@@ -450,6 +590,54 @@ class _GrantGenerator:
         except GrantLost:
             self._drop()
             self._acquire()
+
+    def _finished(self, error: Optional[RegistryError]) -> None:
+        with self._lock:
+            self._error = error
+            self._attempts += 1
+            self._changed.notify_all()
+
+    def _wake(self) -> None:
+        # Bounded: a next_id() waiting for its window to start holds the lock (it then sees
+        # the registry closed at its next step).
+        if self._lock.acquire(timeout=0.1):
+            try:
+                self._changed.notify_all()
+            finally:
+                self._lock.release()
+
+    def _await_window(self) -> None:
+        """Under self._lock, at the window's end or without a grant: asks the background thread
+        for a renewal (or a new grant) and waits for it at most renew_wait seconds, releasing
+        the lock meanwhile. Never touches the connection itself: a renewal stuck in a read on
+        a dead link delays nothing but this bounded wait. Raises what the renewal raised, or
+        RegistryUnavailable when none came back in time."""
+        reg = self._registry
+        binds, attempts = self._binds, self._attempts
+        start = _monotonic()
+        deadline = start + reg.renew_wait
+        self._renew_due = 0.0  # due now
+        reg._start_renewer()
+        while self._binds == binds:
+            reg._check_open()
+            if self._attempts != attempts and self._error is not None:
+                e = self._error
+                if isinstance(e, RegistryUnavailable):
+                    raise RegistryUnavailable(f"{self._what()}: {e}") from e
+                raise type(e)(str(e), e.sqlstate) from e
+            left = deadline - _monotonic()
+            if left <= 0:
+                raise RegistryUnavailable(
+                    f"{self._what()}: the writer registry did not answer within "
+                    f"{reg.renew_wait:g} s")
+            self._changed.wait(left)
+
+    def _what(self) -> str:
+        g = self._grant
+        if g is None:
+            return "no grant could be acquired, so no id is made"
+        return (f"the grant's window ended at {_iso_us(g.hi_us)} and could not be renewed, so no "
+                f"id is made")
 
     def _make(self, now):
         """The slow path of making an id: waits, renewals, new grants, errors with offsets."""
@@ -471,18 +659,13 @@ class _GrantGenerator:
                         f"starts at {_iso_us(self._grant.lo_us)})")
                 self._registry._sleep(max(self._seconds(wait - now), 0.0005))
             else:
-                if tried:
+                if tried and self._grant is not None:
                     raise self._ahead(now)
+                if tried:
+                    raise RegistryUnavailable(f"{self._what()}: the grant was lost again")
                 tried = True
                 self._registry._check_open()
-                try:
-                    self._renew_or_replace()
-                except RegistryUnavailable as e:
-                    self._renew_due = None
-                    what = ("no grant could be acquired" if self._grant is None else
-                            f"the grant's window ended at {_iso_us(self._grant.hi_us)} and could "
-                            f"not be renewed")
-                    raise RegistryUnavailable(f"{what}, so no id is made: {e}") from e
+                self._await_window()
             now = self._clock()
 
     def _ahead(self, now) -> ClockAheadOfWindow:
@@ -503,32 +686,44 @@ class _GrantGenerator:
             f"starts later still: {e}")
 
     def _background_renew(self) -> None:
+        """In the background thread: renews the grant (or, without one, acquires one), with
+        every call to the registry made without the lock, so an id never waits on the network."""
         reg = self._registry
-        # Read without the lock: a next_id() waiting for its window holds it.
+        # Read without the lock: a next_id() waiting for its window to start holds it.
         g = self._grant
-        if g is None:
-            self._renew_due = None
-            return
+        renewal = g is not None
         try:
-            new = reg._renew(self, g)
-        except GrantLost:
+            if g is None:
+                new = reg._acquire(self)
+            else:
+                try:
+                    new = reg._renew(self, g)
+                except GrantLost:
+                    with self._lock:
+                        if self._grant is not g:
+                            return self._finished_locked(None)
+                        self._drop()  # never used again, whatever the new acquire does
+                    g, renewal = None, False
+                    new = reg._acquire(self)
+        except RegistryError as e:
             with self._lock:
-                if self._grant is g:
-                    self._drop()
-                    try:
-                        self._acquire()
-                    except RegistryError:
-                        pass  # the next id tries again, and raises if it cannot
-            return
-        except RegistryError:
-            # Unreachable for now: try again soon; the window still holds until its end.
-            with self._lock:
-                if self._grant is g:
+                if self._grant is g and g is not None:
+                    # Unreachable for now: try again soon; the window holds until its end.
                     self._renew_due = _monotonic() + min(max(g.lease_s / 8, 0.05), 5.0)
+                elif self._grant is None:
+                    self._renew_due = None  # the next id asks again
+                self._finished_locked(e)
             return
         with self._lock:
             if self._grant is g:
-                self._bind(new, renewal=True)
+                self._bind(new, renewal=renewal)
+            # else: released or replaced meanwhile; a new grant left unused ends with its lease
+            self._finished_locked(None)
+
+    def _finished_locked(self, error: Optional[RegistryError]) -> None:
+        self._error = error
+        self._attempts += 1
+        self._changed.notify_all()
 
     def _release(self) -> None:
         with self._lock:
@@ -538,14 +733,15 @@ class _GrantGenerator:
             last = self._state.last
             made = last != self._last_at_bind
             self._drop()
-            self._registry._release(g, self._last_id_time(last) if made else "-infinity")
+        # Without the lock: a release stuck on the network holds up no id.
+        self._registry._release(g, self._last_id_time(last) if made else "-infinity")
 
     def release(self) -> None:
         """Releases this generator's grant now (the next id acquires a new one)."""
         self._release()
 
     def _after_fork_in_child(self) -> None:
-        self._lock = threading.Lock()
+        self._new_lock()
         self._drop()
 
 

@@ -793,13 +793,22 @@ CREATE OR REPLACE FUNCTION idgen_backfill_target_check(relation regclass, qualif
 AS $$
 DECLARE
     now_named text;
+    -- Citus (a shard filled through run_command_on_shards, as its hint says) refuses LOCK on a
+    -- shard unless manual changes to shards are on: on for this one statement, then as it was.
+    shards text := current_setting('citus.enable_manual_changes_to_shards', true);
 BEGIN
     IF qualified IS NULL THEN
         SELECT format('%I.%I', n.nspname, c.relname) INTO qualified
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = relation;
     END IF;
     BEGIN
+        IF shards IS NOT NULL THEN
+            PERFORM set_config('citus.enable_manual_changes_to_shards', 'on', true);
+        END IF;
         EXECUTE format('LOCK TABLE ONLY %s IN ROW EXCLUSIVE MODE', qualified);
+        IF shards IS NOT NULL THEN
+            PERFORM set_config('citus.enable_manual_changes_to_shards', shards, true);
+        END IF;
     EXCEPTION WHEN insufficient_privilege OR undefined_table OR wrong_object_type THEN
         NULL; -- per-column rights; or the name means no table now: said below
     END;

@@ -34,6 +34,12 @@ pub enum Error {
         sqlstate: Option<String>,
         message: String,
     },
+    /// The writer registry could not be reached in time: a grant-bound generator's window
+    /// ended and no renewed window (or new grant) came back within the registry's `renew_wait`
+    /// (1 s by default), or a statement did not come back within its `timeout` (its
+    /// connection is then abandoned), or the connection failed. No id was made; the next call
+    /// tries again.
+    RegistryUnavailable { message: String },
     /// The grant-bound generator, or its registry, was closed.
     Closed,
     /// A grant-bound generator used in a child made by `fork()`: the grant is the parent's.
@@ -117,6 +123,169 @@ impl Error {
     }
 }
 
+/// What a writer registry error means, one condition per SQLSTATE of the registry's refusals
+/// (docs/formats.md, "Writer registry: errors"; tests/vectors/registry_errors.json), as
+/// [`Error::registry_condition`] tells it. Python and TypeScript raise the class of the same
+/// name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RegistryCondition {
+    /// IG001: after a failover, a point-in-time recovery or a restore, the registry grants
+    /// nothing of this kind in this pool until a moment ([`Error::fenced_until`]).
+    RegistryFenced,
+    /// IG002: the caller's role may not take grants in this pool.
+    PoolNotAllowed,
+    /// IG003: the caller's role holds its cap of live grants in this pool.
+    CapReached,
+    /// IG004: the lease asked for is longer than the pool allows for this kind.
+    LeaseTooLong,
+    /// IG005: `pg_idgen.snowflake_epoch` differs from the epoch of the registry's grants.
+    EpochChanged,
+    /// IG006: an edge device reported an id outside its grant's window.
+    ReportOutsideWindow,
+    /// 55000 (grant lost) or 42704 (no such grant): acquire a new grant.
+    GrantLost,
+    /// 42501: a wrong token, a grant of another role, or a reservation.
+    WrongToken,
+    /// 53400: every slot of the pool for this kind is held.
+    SlotsExhausted,
+    /// 23505: one grant used by two edge devices (a copied device state).
+    DeviceConflict,
+    /// No SQLSTATE: the registry could not be reached in time ([`Error::RegistryUnavailable`]).
+    Unavailable,
+}
+
+impl RegistryCondition {
+    /// The condition of a registry SQLSTATE; `None` for a code the registry's contract does not
+    /// list (a plain registry error).
+    pub fn from_sqlstate(code: &str) -> Option<RegistryCondition> {
+        use RegistryCondition::*;
+        Some(match code {
+            "IG001" => RegistryFenced,
+            "IG002" => PoolNotAllowed,
+            "IG003" => CapReached,
+            "IG004" => LeaseTooLong,
+            "IG005" => EpochChanged,
+            "IG006" => ReportOutsideWindow,
+            "55000" | "42704" => GrantLost,
+            "42501" => WrongToken,
+            "53400" => SlotsExhausted,
+            "23505" => DeviceConflict,
+            _ => return None,
+        })
+    }
+
+    /// The condition's name as the other clients' error classes spell it (`"RegistryFenced"`,
+    /// `"GrantLost"`, … `"RegistryUnavailable"`).
+    pub fn class_name(self) -> &'static str {
+        use RegistryCondition::*;
+        match self {
+            RegistryFenced => "RegistryFenced",
+            PoolNotAllowed => "PoolNotAllowed",
+            CapReached => "CapReached",
+            LeaseTooLong => "LeaseTooLong",
+            EpochChanged => "EpochChanged",
+            ReportOutsideWindow => "ReportOutsideWindow",
+            GrantLost => "GrantLost",
+            WrongToken => "WrongToken",
+            SlotsExhausted => "SlotsExhausted",
+            DeviceConflict => "DeviceConflict",
+            Unavailable => "RegistryUnavailable",
+        }
+    }
+}
+
+impl fmt::Display for RegistryCondition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.class_name())
+    }
+}
+
+impl Error {
+    /// The registry condition of this error: from the SQLSTATE of [`Error::Registry`],
+    /// [`RegistryCondition::DeviceConflict`] for [`Error::EdgeCloned`], and
+    /// [`RegistryCondition::Unavailable`] for [`Error::RegistryUnavailable`]; `None` for any
+    /// other error (and for a registry SQLSTATE outside the contract).
+    pub fn registry_condition(&self) -> Option<RegistryCondition> {
+        match self {
+            Error::Registry {
+                sqlstate: Some(code),
+                ..
+            } => RegistryCondition::from_sqlstate(code),
+            Error::EdgeCloned { .. } => Some(RegistryCondition::DeviceConflict),
+            Error::RegistryUnavailable { .. } => Some(RegistryCondition::Unavailable),
+            _ => None,
+        }
+    }
+
+    /// For a fenced registry (SQLSTATE IG001), the moment its fence ends, in unix microseconds
+    /// (UTC), read from the message (`… until 2026-12-04T10:35:12.345678Z`); `None` for any
+    /// other error or a message without a moment in that form.
+    pub fn fenced_until_us(&self) -> Option<i64> {
+        match self {
+            Error::Registry {
+                sqlstate: Some(code),
+                message,
+            } if code == "IG001" => fence_end_us(message),
+            _ => None,
+        }
+    }
+
+    /// [`Error::fenced_until_us`] as a `SystemTime`.
+    pub fn fenced_until(&self) -> Option<std::time::SystemTime> {
+        let us = self.fenced_until_us()?;
+        let epoch = std::time::UNIX_EPOCH;
+        Some(if us >= 0 {
+            epoch + std::time::Duration::from_micros(us as u64)
+        } else {
+            epoch - std::time::Duration::from_micros(us.unsigned_abs())
+        })
+    }
+}
+
+/// The moment after the first `until ` of a fence message that is followed by a UTC moment in
+/// the form `YYYY-MM-DDTHH:MM:SS.ffffffZ` (the server's, with microseconds), as unix µs.
+pub(crate) fn fence_end_us(message: &str) -> Option<i64> {
+    message
+        .match_indices("until ")
+        .find_map(|(i, m)| message.get(i + m.len()..).and_then(rfc3339_us))
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.ffffffZ` at the start of `text`, as unix µs.
+fn rfc3339_us(text: &str) -> Option<i64> {
+    let b = text.as_bytes().get(..27)?;
+    let shape = b"0000-00-00T00:00:00.000000Z";
+    let digits_ok = b.iter().zip(shape).all(|(c, s)| match s {
+        b'0' => c.is_ascii_digit(),
+        _ => c == s,
+    });
+    if !digits_ok {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> i64 {
+        b[r].iter().fold(0, |n, c| n * 10 + i64::from(c - b'0'))
+    };
+    let (year, month, day) = (num(0..4), num(5..7), num(8..10));
+    let (hour, minute, second, micros) = (num(11..13), num(14..16), num(17..19), num(20..26));
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    // Civil date to days (H. Hinnant's algorithm).
+    let y = year - i64::from(month <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400 + hour * 3600 + minute * 60 + second) * 1_000_000) + micros)
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(words) = self.words() {
@@ -128,6 +297,9 @@ impl fmt::Display for Error {
                 Some(code) => write!(f, "writer registry: {message} (SQLSTATE {code})"),
                 None => write!(f, "writer registry: {message}"),
             },
+            Error::RegistryUnavailable { message } => {
+                write!(f, "writer registry unavailable: {message}")
+            }
             Error::Closed => f.write_str("the grant-bound generator is closed"),
             Error::Forked => f.write_str(
                 "a grant-bound generator was used in a child process made by fork(): the grant is the parent's; make a new Registry in the child",

@@ -36,6 +36,6 @@ pub mod snowflake;
 mod sqlx_ext;
 mod xid;
 
-pub use error::{EdgeWindow, Error};
+pub use error::{EdgeWindow, Error, RegistryCondition};
 pub use snowflake::Snowflake;
 pub use xid::{default_machine, machine_from_int, Xid, XidGenerator};

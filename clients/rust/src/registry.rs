@@ -246,8 +246,10 @@ pub(crate) fn not_installed() -> Error {
 /// Whether a registry error means the grant is gone for good and a new one must be acquired:
 /// 55000 (grant lost: the slot was continued by another writer, or the grant was released) or
 /// 42704 (no such grant).
+/// A fenced acquire (IG001) is not "lost": it is returned as it is.
 pub(crate) fn is_lost(e: &Error) -> bool {
-    matches!(e, Error::Registry { sqlstate: Some(code), .. } if code == "55000" || code == "42704")
+    matches!(e, Error::Registry { .. })
+        && e.registry_condition() == Some(crate::RegistryCondition::GrantLost)
 }
 
 /// A generator bound to a grant, of either kind, in the clients' terms: clock readings and

@@ -20,7 +20,7 @@ import sqlite3
 import time as _time
 from typing import Callable, NamedTuple, Optional, TypeVar, Union
 
-from ._grant import RegistryError
+from ._grant import DeviceConflict, RegistryError
 from ._registry import _extension_schema, _iso_us, _lease_param, _server_error, _statements
 from ._snowflake import MAX_TIMESTAMP, _TIMESTAMP_SHIFT, _WORKER_SHIFT, snowflake_step
 from ._xid import BYTES, MAX_COUNTER, MAX_PID, Xid, _bytes_new, xid_step
@@ -69,9 +69,10 @@ class EdgeWindowEnded(EdgeError):
     used up: sync (renew) before making more."""
 
 
-class EdgeCloned(EdgeError):
-    """SQLSTATE 23505 from ``idgen_report``: this file's grant is used by two devices (the file
-    is a copy of a state another device continued). ``detail`` names both devices."""
+class EdgeCloned(EdgeError, DeviceConflict):
+    """SQLSTATE 23505 from ``idgen_report`` (the registry's ``DeviceConflict``): this file's
+    grant is used by two devices (the file is a copy of a state another device continued).
+    ``detail`` names both devices."""
 
     sqlstate = "23505"
 
@@ -169,7 +170,8 @@ class EdgeStore:
                             f"with sync(pg_conn, renew=None), before enrolling again")
         writer = writer or self.device
         g = self._server(pg_conn, lambda sql: pg_conn.execute(
-            sql["acquire"], (self.kind, writer, _lease_param(lease), pool), prepare=False).fetchone())
+            sql["acquire"], (self.kind, writer, _lease_param(lease), pool), prepare=False).fetchone(),
+            acquire=True)
         self._keep(g, writer)
         return self.grant
 
@@ -299,7 +301,7 @@ class EdgeStore:
                                 (count, hi_us, self.kind))
         return self.grant
 
-    def _server(self, pg_conn, run: Callable[[dict], _T]) -> _T:
+    def _server(self, pg_conn, run: Callable[[dict], _T], acquire: bool = False) -> _T:
         """Runs ``run(statements)`` (on the extension's schema) in one server transaction,
         committed; server errors as the registry's, 23505 as :class:`EdgeCloned` (remembered
         in the file, so no more ids are made)."""
@@ -321,4 +323,4 @@ class EdgeStore:
                 raise err from e
             if e.sqlstate is None:
                 raise
-            raise _server_error(e) from e
+            raise _server_error(e, acquire=acquire) from e

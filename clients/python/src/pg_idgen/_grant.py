@@ -19,6 +19,7 @@ across renewals and new slots.
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from typing import Optional
 
 from ._snowflake import (
@@ -33,9 +34,16 @@ from ._xid import MAX_COUNTER, MAX_MACHINE, MAX_PID, xid_step
 __all__ = [
     "RegistryError",
     "RegistryUnavailable",
+    "RegistryFenced",
+    "PoolNotAllowed",
+    "CapReached",
+    "LeaseTooLong",
+    "EpochChanged",
+    "ReportOutsideWindow",
     "GrantLost",
     "SlotsExhausted",
     "WrongToken",
+    "DeviceConflict",
     "ClockOutsideWindow",
     "ClockBeforeWindow",
     "ClockAheadOfWindow",
@@ -63,24 +71,119 @@ class RegistryUnavailable(RegistryError):
     """The registry could not be reached (connection refused or lost)."""
 
 
+# The registry's refusals, one class per condition of tests/vectors/registry_errors.json
+# (docs/formats.md, "Writer registry: errors"): a program tells them apart by class alone.
+
+class RegistryFenced(RegistryError):
+    """SQLSTATE IG001, from ``idgen_acquire``: after a failover, a point-in-time recovery or a
+    restore, the registry grants nothing of this kind in this pool until every grant it may
+    have lost must have ended. ``until`` is that moment (an aware UTC ``datetime``), read from
+    the message, or None when the message names none. Writers whose grants are live renew
+    them meanwhile; a new one can try again at ``until``."""
+
+    sqlstate = "IG001"
+
+    def __init__(self, message: str, sqlstate: Optional[str] = None,
+                 until: Optional[_dt.datetime] = None):
+        super().__init__(message, sqlstate)
+        self.until = until if until is not None else fence_until(message)
+
+
+class PoolNotAllowed(RegistryError):
+    """SQLSTATE IG002: this role may not take grants in this pool (the DBA allows it with
+    ``idgen_pool_allow``)."""
+
+    sqlstate = "IG002"
+
+
+class CapReached(RegistryError):
+    """SQLSTATE IG003: this role holds its cap of live grants in this pool (release unused
+    ones, or wait for one to end; the DBA sets the cap with ``idgen_pool_allow``)."""
+
+    sqlstate = "IG003"
+
+
+class LeaseTooLong(RegistryError):
+    """SQLSTATE IG004: the lease asked for is longer than the pool allows for this kind (the
+    HINT, in the message, names the longest)."""
+
+    sqlstate = "IG004"
+
+
+class EpochChanged(RegistryError):
+    """SQLSTATE IG005: ``pg_idgen.snowflake_epoch`` differs from the epoch of the registry's
+    Snowflake grants (ids of two epochs cannot be told apart)."""
+
+    sqlstate = "IG005"
+
+
+class ReportOutsideWindow(RegistryError):
+    """SQLSTATE IG006, from ``idgen_report``: an edge device reports an id outside its
+    grant's window."""
+
+    sqlstate = "IG006"
+
+
 class GrantLost(RegistryError):
-    """SQLSTATE 55000: the grant cannot be renewed, its slot's next id-time went to another
-    writer (or the grant was released). The generator acquires a new grant."""
+    """SQLSTATE 55000 (or 42704, no such grant): the grant cannot be renewed: it was released,
+    it had ended before a fence, or its slot's next id-time went to another writer (42704: the
+    registry was restored from before it was made). The generator acquires a new grant."""
 
     sqlstate = "55000"
 
 
 class SlotsExhausted(RegistryError):
-    """SQLSTATE 53400: every Snowflake slot is held; the message's DETAIL says how many and
-    when the first frees up."""
+    """SQLSTATE 53400: every slot of the pool for this kind is held; the message's DETAIL says
+    how many and when the first frees up."""
 
     sqlstate = "53400"
 
 
 class WrongToken(RegistryError):
-    """SQLSTATE 42501: the token does not match the grant."""
+    """SQLSTATE 42501: a wrong token, a grant of another role, or a reservation (which has no
+    token)."""
 
     sqlstate = "42501"
+
+
+class DeviceConflict(RegistryError):
+    """SQLSTATE 23505, from ``idgen_report``: one grant is used by two edge devices (a copied
+    device state). The edge store raises its subclass ``EdgeCloned``."""
+
+    sqlstate = "23505"
+
+
+# The server's SQLSTATE -> the class of its condition (tests/vectors/registry_errors.json).
+# Any other code is a plain RegistryError.
+REGISTRY_ERRORS = {
+    "IG001": RegistryFenced,
+    "IG002": PoolNotAllowed,
+    "IG003": CapReached,
+    "IG004": LeaseTooLong,
+    "IG005": EpochChanged,
+    "IG006": ReportOutsideWindow,
+    "55000": GrantLost,
+    "42704": GrantLost,
+    "42501": WrongToken,
+    "53400": SlotsExhausted,
+    "23505": DeviceConflict,
+}
+
+# An IG001 message ends "until <RFC 3339 UTC, with microseconds>Z" (its DETAIL, when the
+# client appends it, follows in parentheses).
+_UNTIL = re.compile(r"\buntil (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6})Z(?=$| \(DETAIL: )")
+
+
+def fence_until(message: str) -> Optional[_dt.datetime]:
+    """The moment a fenced message names (an aware UTC ``datetime``), or None when it names
+    none in the contract's form."""
+    m = _UNTIL.search(message)
+    if m is None:
+        return None
+    try:
+        return _dt.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=_UTC)
+    except ValueError:  # a form that matches but is no date (month 13)
+        return None
 
 
 class ClockOutsideWindow(RegistryError):

@@ -33,14 +33,14 @@ import weakref
 from typing import Callable, Optional, Union
 
 from ._grant import (
+    REGISTRY_ERRORS,
     ClockAheadOfWindow,
     ClockBeforeWindow,
     GrantLost,
     RegistryError,
+    RegistryFenced,
     RegistryUnavailable,
-    SlotsExhausted,
     SnowflakeGrantState,
-    WrongToken,
     XidGrantState,
 )
 from ._snowflake import (
@@ -65,7 +65,6 @@ _monotonic = _time.monotonic
 # watchdog. Seconds, except tcp_user_timeout (ms); filled in from ``timeout`` in _dsn_params.
 _TCP_DEFAULTS = {"keepalives": "1", "keepalives_idle": "10", "keepalives_interval": "2",
                  "keepalives_count": "3"}
-_ERRORS = {"55000": GrantLost, "53400": SlotsExhausted, "42501": WrongToken}
 # Every live Registry, for the fork handler.
 _REGISTRIES: "weakref.WeakSet[Registry]" = weakref.WeakSet()
 # Connections a forked child inherited: kept referenced (and their sockets pointed at
@@ -294,7 +293,7 @@ class Registry:
                     fired = watchdog is not None and watchdog.fired
                     state = getattr(e, "sqlstate", None)
                     if state is not None and not state.startswith(("08", "57P")) and not fired:
-                        raise _server_error(e) from e
+                        raise _server_error(e, acquire=name.startswith("acquire")) from e
                     conn, self._conn = self._conn, None
                     if conn is not None:
                         try:
@@ -445,15 +444,23 @@ def _extension_schema(conn) -> str:
     return psycopg.sql.Identifier(row[0]).as_string(conn)
 
 
-def _server_error(e) -> RegistryError:
+def _server_error(e, acquire: bool = False) -> RegistryError:
     """A psycopg error the server raised, as the RegistryError of its SQLSTATE (the message
-    with its DETAIL)."""
+    with its DETAIL): the class of its condition in tests/vectors/registry_errors.json, a plain
+    RegistryError for any other code. ``acquire``: raised by ``idgen_acquire``, which never
+    loses a grant: an extension before 0.7.0 raised its fence (and a changed epoch) as 55000,
+    which is then a RegistryFenced (no ``until``: its moment was in the server's DateStyle) or
+    a plain RegistryError, never a GrantLost, whose handling acquires again."""
     state = e.sqlstate
     diag = e.diag
-    msg = diag.message_primary or str(e)
+    primary = diag.message_primary or str(e)
+    msg = primary
     if diag.message_detail:
         msg += f" (DETAIL: {diag.message_detail})"
-    return _ERRORS.get(state, RegistryError)(msg, state)
+    cls = REGISTRY_ERRORS.get(state, RegistryError)
+    if acquire and cls is GrantLost:
+        cls = RegistryFenced if primary.startswith("the writer registry grants") else RegistryError
+    return cls(msg, state)
 
 
 def _unix_us(column: str) -> str:

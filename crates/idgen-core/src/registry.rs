@@ -1,6 +1,6 @@
 //! The writer registry's refusals, one condition per SQLSTATE (docs/formats.md, "Writer
-//! registry"; the shared vectors tests/vectors/registry_errors.json list them, with the
-//! error class each client names them by).
+//! registry: errors"; the shared vectors tests/vectors/registry_errors.json list them, with
+//! the error class each client names them by).
 //!
 //! A client tells the registry's refusals apart by the SQLSTATE alone:
 //! [`RegistryCondition::from_sqlstate`] names the condition of a code, `None` for a code

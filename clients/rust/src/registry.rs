@@ -7,16 +7,28 @@
 //! increasing, so two writers never make the same id whatever their clocks do. The rules are
 //! the core's ([`idgen_core::grant`]); this module talks to the database:
 //!
-//! - the first grant is acquired when the generator is made;
-//! - it is renewed at about half the lease (a background thread for [`Registry`]; inline, in
-//!   the first `next_id` after that time, for [`AsyncRegistry`]), and synchronously when the
-//!   window is over or used up;
-//! - a grant lost (SQLSTATE 55000: the slot's next id-time went to another writer, or the grant
-//!   was released) is never used again: a new grant is acquired, maybe of another slot;
-//! - when the registry cannot be reached and the window is over, `next_id` fails; it never
-//!   makes an id outside the window;
+//! - the first grant is acquired when the generator is made, for the lease given, or (`None`)
+//!   for the pool's default lease for the kind (the server's: no lease is sent);
+//! - it is renewed at about half of what was left of the window when the server answered,
+//!   counted from when the statement was sent (so the schedule follows the server's clock and
+//!   a slow link's round trip does not eat into the time left): a background thread for
+//!   [`Registry`], a tokio task for [`AsyncRegistry`];
+//! - a grant lost (SQLSTATE 55000 or 42704: the slot's next id-time went to another writer, or
+//!   the grant was released or is unknown) is never used again: a new grant is acquired, maybe
+//!   of another slot. A fenced registry (IG001) and the other refusals are returned as they are
+//!   ([`Error::registry_condition`](crate::Error::registry_condition));
+//! - no id call waits on the network: at the window's end, `next_id` asks the renewal thread
+//!   (or task) for a new window and waits for it at most `renew_wait` (1 s by default), then
+//!   returns [`Error::RegistryUnavailable`](crate::Error::RegistryUnavailable) (or the
+//!   registry's refusal); it never makes an id outside the window;
+//! - every statement is bounded on the client's side by `timeout` (5 s by default): one that
+//!   has not come back by then is abandoned with its connection, and the call returns
+//!   `RegistryUnavailable`. A connection the registry makes from a DSN ([`Registry::connect`],
+//!   [`AsyncRegistry::connect`]) gets a connect timeout, TCP keepalives and a TCP user timeout
+//!   ([`tcp_timeouts`]);
 //! - `close()` (and dropping the generator) releases the grant with the time of the last id
-//!   made under it, so the rest of the window is free at once.
+//!   made under it, so the rest of the window is free at once; it gives up after `timeout`
+//!   (the window then just ends).
 //!
 //! Queries are single statements without named prepared statements or session state, so the
 //! registry works through PgBouncer in transaction mode. The extension's functions are called
@@ -30,7 +42,7 @@ mod nonblocking;
 #[cfg(feature = "postgres")]
 pub(crate) use blocking::registry_error;
 #[cfg(feature = "postgres")]
-pub use blocking::{GrantedSnowflake, GrantedXid, Registry};
+pub use blocking::{tcp_timeouts, GrantedSnowflake, GrantedXid, Registry};
 #[cfg(feature = "sqlx")]
 pub use nonblocking::{AsyncGrantedSnowflake, AsyncGrantedXid, AsyncRegistry};
 
@@ -43,8 +55,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub use idgen_core::grant::{DEFAULT_MAX_WAIT_MS, DEFAULT_MAX_WAIT_S};
 
-/// The lease asked for when none is given: the registry's own default.
+/// The lease of the built-in `app` pool's default for xid12 (the server decides: a generator
+/// made with no lease sends none, and gets the pool's default lease for the kind, which for
+/// Snowflake is shorter). Kept for callers that named it; the client no longer sends it.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(600);
+
+/// How long `next_id` waits, at the window's end, for the renewal to bring a new window.
+pub const DEFAULT_RENEW_WAIT: Duration = Duration::from_secs(1);
+
+/// How long one registry statement may take (connecting included) before it is abandoned.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A clock in unix milliseconds.
 pub(crate) type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
@@ -104,6 +124,10 @@ pub(crate) struct Settings {
     /// How long a clock before the window (or, Snowflake, stepped back) waits, in ms.
     pub max_wait_ms: i64,
     pub clock: Clock,
+    /// How long an id call waits at the window's end for a renewed window.
+    pub renew_wait: Duration,
+    /// The bound of one statement (and of `close()`).
+    pub timeout: Duration,
 }
 
 impl Default for Settings {
@@ -113,6 +137,8 @@ impl Default for Settings {
             pool: "app".to_string(),
             max_wait_ms: DEFAULT_MAX_WAIT_MS,
             clock: Arc::new(system_ms),
+            renew_wait: DEFAULT_RENEW_WAIT,
+            timeout: DEFAULT_TIMEOUT,
         }
     }
 }
@@ -143,6 +169,8 @@ pub(crate) struct GrantRow {
     pub lo_ms: i64,
     pub hi_ms: i64,
     pub epoch_ms: Option<i64>,
+    /// The server's clock when it answered (unix ms).
+    pub server_ms: i64,
 }
 
 /// What a release needs.
@@ -158,6 +186,23 @@ impl GrantRow {
             grant_id: self.grant_id,
             token: self.token,
         }
+    }
+
+    /// What was left of the window when the server answered, in ms (at least 1).
+    pub fn left_ms(&self) -> i64 {
+        (self.hi_ms - self.server_ms).max(1)
+    }
+
+    /// When to renew, on this process's monotonic clock: half of what was left of the window
+    /// when the server answered, counted from `sent` (the server read its clock after the
+    /// statement was sent, so the window ends no earlier than `sent` + what was left).
+    pub fn renew_due(&self, sent: std::time::Instant) -> std::time::Instant {
+        sent + Duration::from_millis((self.left_ms() / 2).max(50) as u64)
+    }
+
+    /// After a failed renewal: again in an eighth of what was left, 50 ms .. 5 s.
+    pub fn retry_in(&self) -> Duration {
+        Duration::from_millis((self.left_ms() / 8).clamp(50, 5000) as u64)
     }
 }
 
@@ -202,9 +247,10 @@ pub(crate) fn moment_or_never(param: usize, unit: &str) -> String {
 /// were not whole milliseconds would only shrink). `{f}` is the schema-qualified function call.
 pub(crate) fn grant_query(call: &str) -> String {
     format!(
-        "SELECT grant_id, token, slot, {}, {}, epoch_ms FROM {call}",
+        "SELECT grant_id, token, slot, {}, {}, epoch_ms, {} FROM {call}",
         unix_ms("ceil", "lo"),
-        unix_ms("floor", "hi")
+        unix_ms("floor", "hi"),
+        unix_ms("floor", "server_time")
     )
 }
 
@@ -215,6 +261,14 @@ pub(crate) fn acquire_sql(schema: &str) -> String {
     ))
 }
 
+/// Without a lease: the pool's default lease for the kind (the server's). `$3` is the pool.
+pub(crate) fn acquire_default_sql(schema: &str) -> String {
+    grant_query(&format!(
+        "{schema}.idgen_acquire($1::pg_catalog.text, $2::pg_catalog.text, pool => $3::pg_catalog.text)"
+    ))
+}
+
+/// `$3` NULL: the grant's own lease (the server's).
 pub(crate) fn renew_sql(schema: &str) -> String {
     grant_query(&format!(
         "{schema}.idgen_renew($1::pg_catalog.int8, $2::pg_catalog.int8, {})",
@@ -266,7 +320,14 @@ pub(crate) trait Core: Send + 'static {
     fn after_window(&self, now_ms: i64) -> GrantError;
     /// Unix ms of the last id made under the grant bound now, for the release.
     fn release_time_ms(&self) -> Option<i64>;
+    /// Unix ms of the end of the window bound now.
+    fn window_end_ms(&self) -> i64;
+    /// Binds to no window (a lost grant is never used again): every call asks for a renewal.
+    fn unbind(&mut self);
 }
+
+/// The window of no grant: every id-time is at or after its end.
+const NO_WINDOW: Window = Window::new(i64::MIN, i64::MIN);
 
 pub(crate) struct SnowflakeCore(SnowflakeGrant);
 
@@ -311,6 +372,15 @@ impl Core for SnowflakeCore {
 
     fn release_time_ms(&self) -> Option<i64> {
         self.0.grant_last_id_time().map(|t| t + self.0.epoch_ms())
+    }
+
+    fn window_end_ms(&self) -> i64 {
+        self.0.window().hi.saturating_add(self.0.epoch_ms())
+    }
+
+    fn unbind(&mut self) {
+        let slot = i64::from(self.0.slot());
+        self.0.rebind(slot, NO_WINDOW).expect("the slot bound now");
     }
 }
 
@@ -373,6 +443,17 @@ impl Core for XidCore {
     fn release_time_ms(&self) -> Option<i64> {
         self.grant.grant_last_id_time().map(|s| s * 1000)
     }
+
+    fn window_end_ms(&self) -> i64 {
+        self.grant.window().hi.saturating_mul(1000)
+    }
+
+    fn unbind(&mut self) {
+        let slot = i64::from(self.grant.slot());
+        self.grant
+            .rebind(slot, NO_WINDOW)
+            .expect("the slot bound now");
+    }
 }
 
 /// How long to sleep for a wait until unix ms `t` seen at `now`: at least 50 µs.
@@ -381,14 +462,51 @@ pub(crate) fn wait_for(t: i64, now: i64) -> Duration {
     Duration::from_millis(ms).max(Duration::from_micros(50))
 }
 
-/// Renew at about half the lease; after a failed background renewal, again in a tenth of the
-/// lease (at least a second, at most the half).
-pub(crate) fn renew_after(lease_ms: i64) -> Duration {
-    Duration::from_millis((lease_ms / 2).max(1) as u64)
+/// A lease given (`Some`) in ms, or `None` for the server's default.
+pub(crate) fn opt_lease_ms(lease: Option<Duration>) -> Result<Option<i64>, Error> {
+    lease.map(lease_ms).transpose()
 }
 
-pub(crate) fn retry_after(lease_ms: i64) -> Duration {
-    Duration::from_millis((lease_ms / 10).clamp(1000, (lease_ms / 2).max(1000)) as u64)
+pub(crate) fn unavailable(message: impl Into<String>) -> Error {
+    Error::RegistryUnavailable {
+        message: message.into(),
+    }
+}
+
+/// What an id call could not do: the window that ended (unix ms of its end), or no grant.
+fn no_window(hi_ms: Option<i64>) -> String {
+    match hi_ms {
+        Some(hi) => format!(
+            "the grant's window ended at {} and could not be renewed, so no id is made",
+            crate::error::utc(hi)
+        ),
+        None => "no grant could be acquired, so no id is made".to_string(),
+    }
+}
+
+/// What an id call says when its window ended and no new one came back within `renew_wait`.
+pub(crate) fn window_unrenewed(hi_ms: Option<i64>, renew_wait: Duration) -> Error {
+    unavailable(format!(
+        "{}: the writer registry did not answer within {}",
+        no_window(hi_ms),
+        seconds_text(renew_wait)
+    ))
+}
+
+/// A duration as seconds for a message: `1 s`, `0.25 s`.
+pub(crate) fn seconds_text(d: Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
+/// The error an id call returns for a failed renewal it waited for: the registry's refusal as
+/// it is, an unavailable registry with the window's context.
+pub(crate) fn renewal_failed(e: &Error, hi_ms: Option<i64>) -> Error {
+    match e {
+        Error::RegistryUnavailable { message } => {
+            unavailable(format!("{}: {message}", no_window(hi_ms)))
+        }
+        other => other.clone(),
+    }
 }
 
 pub(crate) fn lease_ms(lease: Duration) -> Result<i64, Error> {

@@ -1,13 +1,22 @@
 //! The registry through the `postgres` crate (synchronous), with renewal in a background thread.
+//!
+//! Every statement runs in a thread of its own while the caller waits for it at most until its
+//! deadline (the registry's `timeout`): one that has not come back is abandoned with its
+//! connection (the thread ends when the connection fails; a connection made from a DSN has TCP
+//! timeouts for that), and the next statement makes a new connection. The connection is used
+//! by one statement at a time; a caller waits for it at most until its own deadline. An id call
+//! never runs a statement: it asks the renewal thread and waits for it at most `renew_wait`.
 
 use super::{
-    acquire_sql, is_lost, lease_ms, not_installed, release_sql, renew_after, renew_sql,
-    retry_after, wait_for, Core, GrantRef, GrantRow, Settings, SnowflakeCore, XidCore, SCHEMA_SQL,
+    acquire_default_sql, acquire_sql, is_lost, not_installed, opt_lease_ms, release_sql, renew_sql,
+    renewal_failed, seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef,
+    GrantRow, Settings, SnowflakeCore, XidCore, SCHEMA_SQL,
 };
 use crate::{Error, Xid};
 use idgen_core::grant::GrantStep;
-use postgres::types::ToSql;
+use postgres::types::{ToSql, Type};
 use std::fmt;
+use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
@@ -33,113 +42,316 @@ pub(crate) fn registry_error(e: postgres::Error) -> Error {
     }
 }
 
+/// A statement's failure: the server's answer (a registry error), or none (the connection or
+/// the link failed: the registry is unavailable, and the connection is not used again).
+fn statement_error(e: postgres::Error) -> Error {
+    let class = e.code().map(|c| c.code().to_string());
+    let broken = e.as_db_error().is_none()
+        || class
+            .as_deref()
+            .is_some_and(|c| c.starts_with("08") || c.starts_with("57P"));
+    if broken {
+        unavailable(format!("the writer registry could not be reached: {e}"))
+    } else {
+        registry_error(e)
+    }
+}
+
+/// Sets, on a connection's configuration, what finds a dead link: a connect timeout of
+/// `max(2 s, timeout)`, TCP keepalives after 10 s idle (3 probes 2 s apart) and a TCP user
+/// timeout of `timeout` (Linux: unacknowledged data for that long fails the connection), each
+/// only where `config` sets none. [`Registry::connect`] does this to the DSN it is given; call
+/// it on the `Config` of a factory given to [`Registry::new`] to have the same.
+pub fn tcp_timeouts(config: &mut postgres::Config, timeout: Duration) -> &mut postgres::Config {
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(timeout.max(Duration::from_secs(2)));
+    }
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(timeout.max(Duration::from_millis(1)));
+    }
+    // The postgres crate's default idle time before the first probe is 2 hours.
+    if config.get_keepalives() && config.get_keepalives_idle() == Duration::from_secs(7200) {
+        config.keepalives_idle(Duration::from_secs(10));
+    }
+    if config.get_keepalives_interval().is_none() {
+        config.keepalives_interval(Duration::from_secs(2));
+    }
+    if config.get_keepalives_retries().is_none() {
+        config.keepalives_retries(3);
+    }
+    config
+}
+
+/// Where connections come from: the caller's factory, or a DSN (with [`tcp_timeouts`]).
+#[derive(Clone)]
+enum Source {
+    Factory(Arc<Connect>),
+    Dsn(Box<postgres::Config>),
+}
+
+impl Source {
+    fn connect(&self, timeout: Duration) -> Result<postgres::Client, postgres::Error> {
+        match self {
+            Source::Factory(f) => f(),
+            Source::Dsn(config) => {
+                let mut config = (**config).clone();
+                tcp_timeouts(&mut config, timeout).connect(postgres::NoTls)
+            }
+        }
+    }
+}
+
 /// The connection, made on first use and again after it broke, with the extension's schema.
 struct Conn {
     client: postgres::Client,
     schema: String,
 }
 
+/// The connection, and whether a statement has it now (it is then out of the slot, in the
+/// statement's thread).
+#[derive(Default)]
+struct ConnSlot {
+    conn: Option<Conn>,
+    busy: bool,
+}
+
+/// A statement's parameter, owned (it goes to the statement's thread).
+#[derive(Clone, Debug)]
+enum Param {
+    Text(String),
+    Int8(Option<i64>),
+}
+
+impl Param {
+    fn sql(&self) -> (&(dyn ToSql + Sync), Type) {
+        match self {
+            Param::Text(t) => (t, Type::TEXT),
+            Param::Int8(v) => (v, Type::INT8),
+        }
+    }
+}
+
 struct Inner {
     settings: Settings,
-    connect: Arc<Connect>,
-    conn: Mutex<Option<Conn>>,
+    source: Source,
+    slot: Mutex<ConnSlot>,
+    /// Signalled when the connection is given back (or abandoned).
+    slot_free: Condvar,
     generators: Mutex<Vec<Weak<dyn Close>>>,
 }
 
+/// A statement's rows, and when it was sent.
+type Answer = (Vec<postgres::Row>, Instant);
+
+/// Runs `sql` on `conn` (made first when there is none or it is closed); a connection that was
+/// already there and fails without the server's answer (a server restarted meanwhile) is made
+/// again and the statement run once more: acquire, renew and release may all be repeated (a
+/// repeated acquire at worst leaves one unused grant to end with its lease). Returns the
+/// connection to keep, and the rows with the moment the statement was sent.
+fn run(
+    source: &Source,
+    timeout: Duration,
+    mut conn: Option<Conn>,
+    sql: fn(&str) -> String,
+    params: &[Param],
+) -> (Option<Conn>, Result<Answer, Error>) {
+    let params: Vec<_> = params.iter().map(Param::sql).collect();
+    for attempt in 0..2 {
+        let fresh = conn.as_ref().is_none_or(|c| c.client.is_closed());
+        if fresh {
+            let made = source
+                .connect(timeout)
+                .map_err(statement_error)
+                .and_then(|mut client| {
+                    let schema: String = client
+                        .query_typed_opt(SCHEMA_SQL, &[])
+                        .map_err(statement_error)?
+                        .ok_or_else(not_installed)?
+                        .get(0);
+                    Ok(Conn { client, schema })
+                });
+            match made {
+                Ok(c) => conn = Some(c),
+                Err(e) => return (None, Err(e)),
+            }
+        }
+        let c = conn.as_mut().expect("connected above");
+        let sent = Instant::now();
+        match c.client.query_typed(&sql(&c.schema), &params) {
+            Ok(rows) => return (conn, Ok((rows, sent))),
+            Err(e) => {
+                let e = statement_error(e);
+                if !matches!(e, Error::RegistryUnavailable { .. }) {
+                    return (conn, Err(e));
+                }
+                conn = None;
+                if fresh || attempt == 1 {
+                    return (None, Err(e));
+                }
+            }
+        }
+    }
+    unreachable!("the second attempt returns")
+}
+
 impl Inner {
-    /// Runs one query on the registry's connection (reconnecting when needed).
+    /// Runs one statement on the registry's connection, giving up at `deadline`: waiting for
+    /// the connection (another statement has it) or for the statement's answer. A statement
+    /// that has not answered by then is abandoned with its connection.
     fn query(
         &self,
-        sql: impl Fn(&str) -> String,
-        params: &[(&(dyn ToSql + Sync), postgres::types::Type)],
-    ) -> Result<Vec<postgres::Row>, Error> {
-        let mut guard = lock(&self.conn);
-        if guard.as_ref().is_none_or(|c| c.client.is_closed()) {
-            let mut client = (self.connect)().map_err(registry_error)?;
-            let schema: String = client
-                .query_typed_opt(SCHEMA_SQL, &[])
-                .map_err(registry_error)?
-                .ok_or_else(not_installed)?
-                .get(0);
-            *guard = Some(Conn { client, schema });
-        }
-        let conn = guard.as_mut().expect("connected above");
-        let result = conn.client.query_typed(&sql(&conn.schema), params);
-        result.map_err(|e| {
-            if e.as_db_error().is_none() {
-                // Not the server's answer: the connection may be broken; make a new one next.
-                *guard = None;
+        sql: fn(&str) -> String,
+        params: Vec<Param>,
+        deadline: Instant,
+    ) -> Result<Answer, Error> {
+        let timeout = self.settings.timeout;
+        let conn = {
+            let mut slot = lock(&self.slot);
+            while slot.busy {
+                let now = Instant::now();
+                if now >= deadline {
+                    return Err(unavailable(format!(
+                        "the writer registry could not be reached: another call to it has not come back within {}",
+                        seconds_text(timeout)
+                    )));
+                }
+                slot = self
+                    .slot_free
+                    .wait_timeout(slot, deadline - now)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
             }
-            registry_error(e)
-        })
+            slot.busy = true;
+            slot.conn.take()
+        };
+        let (tx, rx) = mpsc::sync_channel(1);
+        let source = self.source.clone();
+        let spawned = std::thread::Builder::new()
+            .name("pg_idgen-statement".into())
+            .spawn(move || {
+                let _ = tx.send(run(&source, timeout, conn, sql, &params));
+            });
+        let answer = match spawned {
+            Ok(_) => rx.recv_timeout(deadline.saturating_duration_since(Instant::now())),
+            Err(e) => {
+                self.give_back(None);
+                return Err(unavailable(format!(
+                    "cannot start a thread for the registry's statement: {e}"
+                )));
+            }
+        };
+        match answer {
+            Ok((conn, result)) => {
+                self.give_back(conn);
+                result
+            }
+            Err(_) => {
+                // Abandoned: its thread keeps the connection until the statement fails.
+                self.give_back(None);
+                Err(unavailable(format!(
+                    "the writer registry could not be reached: no answer within {}, the connection was abandoned",
+                    seconds_text(timeout)
+                )))
+            }
+        }
     }
 
-    fn grant(rows: Vec<postgres::Row>) -> Result<GrantRow, Error> {
+    fn give_back(&self, conn: Option<Conn>) {
+        let mut slot = lock(&self.slot);
+        slot.conn = conn;
+        slot.busy = false;
+        self.slot_free.notify_all();
+    }
+
+    fn deadline(&self) -> Instant {
+        Instant::now() + self.settings.timeout
+    }
+
+    /// The grant row of an answer, and when its statement was sent.
+    fn grant((rows, sent): Answer) -> Result<(GrantRow, Instant), Error> {
         let row = rows.into_iter().next().ok_or_else(|| Error::Registry {
             sqlstate: None,
             message: "the registry returned no grant".into(),
         })?;
         let value =
             |i: usize| -> Result<i64, Error> { row.try_get::<_, i64>(i).map_err(registry_error) };
-        Ok(GrantRow {
-            grant_id: value(0)?,
-            token: value(1)?,
-            slot: row.try_get::<_, i32>(2).map_err(registry_error)?.into(),
-            lo_ms: value(3)?,
-            hi_ms: value(4)?,
-            epoch_ms: row.try_get::<_, Option<i64>>(5).map_err(registry_error)?,
-        })
+        Ok((
+            GrantRow {
+                grant_id: value(0)?,
+                token: value(1)?,
+                slot: row.try_get::<_, i32>(2).map_err(registry_error)?.into(),
+                lo_ms: value(3)?,
+                hi_ms: value(4)?,
+                epoch_ms: row.try_get::<_, Option<i64>>(5).map_err(registry_error)?,
+                server_ms: value(6)?,
+            },
+            sent,
+        ))
     }
 
-    fn acquire(&self, kind: &str, lease_ms: i64) -> Result<GrantRow, Error> {
-        use postgres::types::Type;
+    /// A new grant of `kind`, for `lease_ms` or (`None`) the pool's default lease.
+    fn acquire(&self, kind: &str, lease_ms: Option<i64>) -> Result<(GrantRow, Instant), Error> {
         let s = &self.settings;
-        Self::grant(self.query(
-            acquire_sql,
-            &[
-                (&kind, Type::TEXT),
-                (&s.writer, Type::TEXT),
-                (&lease_ms, Type::INT8),
-                (&s.pool, Type::TEXT),
-            ],
-        )?)
+        let (kind, writer, pool) = (
+            Param::Text(kind.into()),
+            Param::Text(s.writer.clone()),
+            Param::Text(s.pool.clone()),
+        );
+        let answer = match lease_ms {
+            Some(ms) => self.query(
+                acquire_sql,
+                vec![kind, writer, Param::Int8(Some(ms)), pool],
+                self.deadline(),
+            ),
+            None => self.query(
+                acquire_default_sql,
+                vec![kind, writer, pool],
+                self.deadline(),
+            ),
+        };
+        Self::grant(answer?)
     }
 
-    fn renew(&self, grant: GrantRef, lease_ms: i64) -> Result<GrantRow, Error> {
-        use postgres::types::Type;
+    /// Renews `grant` for `lease_ms` or (`None`) its own lease.
+    fn renew(&self, grant: GrantRef, lease_ms: Option<i64>) -> Result<(GrantRow, Instant), Error> {
         Self::grant(self.query(
             renew_sql,
-            &[
-                (&grant.grant_id, Type::INT8),
-                (&grant.token, Type::INT8),
-                (&lease_ms, Type::INT8),
+            vec![
+                Param::Int8(Some(grant.grant_id)),
+                Param::Int8(Some(grant.token)),
+                Param::Int8(lease_ms),
             ],
+            self.deadline(),
         )?)
     }
 
-    fn release(&self, grant: GrantRef, last_ms: Option<i64>) -> Result<(), Error> {
-        use postgres::types::Type;
+    fn release(
+        &self,
+        grant: GrantRef,
+        last_ms: Option<i64>,
+        deadline: Instant,
+    ) -> Result<(), Error> {
         self.query(
             release_sql,
-            &[
-                (&grant.grant_id, Type::INT8),
-                (&grant.token, Type::INT8),
-                (&last_ms, Type::INT8),
+            vec![
+                Param::Int8(Some(grant.grant_id)),
+                Param::Int8(Some(grant.token)),
+                Param::Int8(last_ms),
             ],
+            deadline,
         )
         .map(drop)
     }
 }
 
 /// A writer registry reached through the `postgres` crate: a factory of connections (one is
-/// kept, and made again when it breaks) and a writer name. Each generator it makes holds a
-/// grant of its own. Cheap to clone; clones share the connection and the generators.
+/// kept, and made again when it breaks), or a DSN, and a writer name. Each generator it makes
+/// holds a grant of its own. Cheap to clone; clones share the connection and the generators.
 ///
 /// ```no_run
 /// use pg_idgen_client::registry::Registry;
-/// use std::time::Duration;
-/// let registry = Registry::new(|| postgres::Client::connect("host=/run/postgresql", postgres::NoTls));
-/// let ids = registry.snowflake(Duration::from_secs(600))?;
+/// let registry = Registry::connect("host=/run/postgresql dbname=app")?;
+/// let ids = registry.snowflake(None)?; // the pool's default lease
 /// let id: i64 = ids.next_id()?;
 /// ids.close()?; // or drop it: the grant is released either way
 /// # Ok::<(), pg_idgen_client::Error>(())
@@ -160,19 +372,37 @@ impl fmt::Debug for Registry {
 
 impl Registry {
     /// A registry whose connections `connect` makes; the writer is named `{hostname}:{pid}`.
+    /// The factory's connections get no TCP timeouts from the registry (see [`tcp_timeouts`]);
+    /// every statement is bounded all the same.
     pub fn new<F>(connect: F) -> Registry
     where
         F: Fn() -> Result<postgres::Client, postgres::Error> + Send + Sync + 'static,
     {
-        Registry::with(Arc::new(connect), Settings::default())
+        Registry::with(Source::Factory(Arc::new(connect)), Settings::default())
     }
 
-    fn with(connect: Arc<Connect>, settings: Settings) -> Registry {
+    /// A registry on the database of `dsn` (a libpq key=value string or a `postgresql://` URL;
+    /// no TLS: for TLS give [`Registry::new`] a factory), connected on first use. Its
+    /// connections get [`tcp_timeouts`] (the connect timeout, keepalives and TCP user
+    /// timeout), each unless the DSN sets it.
+    pub fn connect(dsn: &str) -> Result<Registry, Error> {
+        let config: postgres::Config = dsn.parse().map_err(|e| Error::Registry {
+            sqlstate: None,
+            message: format!("not a connection string: {e}"),
+        })?;
+        Ok(Registry::with(
+            Source::Dsn(Box::new(config)),
+            Settings::default(),
+        ))
+    }
+
+    fn with(source: Source, settings: Settings) -> Registry {
         Registry {
             inner: Arc::new(Inner {
                 settings,
-                connect,
-                conn: Mutex::new(None),
+                source,
+                slot: Mutex::new(ConnSlot::default()),
+                slot_free: Condvar::new(),
                 generators: Mutex::new(Vec::new()),
             }),
         }
@@ -181,7 +411,7 @@ impl Registry {
     fn configure(self, f: impl FnOnce(&mut Settings)) -> Registry {
         let mut settings = self.inner.settings.clone();
         f(&mut settings);
-        Registry::with(self.inner.connect.clone(), settings)
+        Registry::with(self.inner.source.clone(), settings)
     }
 
     /// The writer's name, as `idgen_grants` and `idgen_writer_of` show it.
@@ -203,6 +433,20 @@ impl Registry {
         self.configure(|s| s.max_wait_ms = ms)
     }
 
+    /// How long `next_id` waits at the window's end (or without a grant) for the renewal thread
+    /// to bring a window before it returns [`Error::RegistryUnavailable`] (default 1 s).
+    pub fn renew_wait(self, wait: Duration) -> Registry {
+        self.configure(|s| s.renew_wait = wait)
+    }
+
+    /// How long one statement to the registry may take, connecting included, before it is
+    /// abandoned with its connection (default 5 s; at least 1 ms); also the bound of `close()`
+    /// and, for a DSN, of the TCP timeouts.
+    pub fn timeout(self, timeout: Duration) -> Registry {
+        let timeout = timeout.max(Duration::from_millis(1));
+        self.configure(|s| s.timeout = timeout)
+    }
+
     /// Another clock, in unix milliseconds (tests run writers ahead and behind).
     pub fn clock(self, clock: impl Fn() -> i64 + Send + Sync + 'static) -> Registry {
         let clock = Arc::new(clock);
@@ -213,24 +457,27 @@ impl Registry {
         &self.inner.settings.writer
     }
 
-    /// A Snowflake generator bound to a grant of `lease` (at least 1 s), acquired now.
-    pub fn snowflake(&self, lease: Duration) -> Result<GrantedSnowflake, Error> {
-        Ok(GrantedSnowflake(self.start(lease)?))
+    /// A Snowflake generator bound to a grant of `lease` (at least 1 s), or with `None` of the
+    /// pool's default lease for Snowflake (the server's), acquired now.
+    pub fn snowflake(&self, lease: impl Into<Option<Duration>>) -> Result<GrantedSnowflake, Error> {
+        Ok(GrantedSnowflake(self.start(lease.into())?))
     }
 
-    /// An xid12 generator bound to a grant of `lease` (at least 1 s), acquired now.
-    pub fn xid12(&self, lease: Duration) -> Result<GrantedXid, Error> {
-        Ok(GrantedXid(self.start(lease)?))
+    /// An xid12 generator bound to a grant of `lease` (at least 1 s), or with `None` of the
+    /// pool's default lease for xid12, acquired now.
+    pub fn xid12(&self, lease: impl Into<Option<Duration>>) -> Result<GrantedXid, Error> {
+        Ok(GrantedXid(self.start(lease.into())?))
     }
 
-    fn start<C: Core>(&self, lease: Duration) -> Result<Handle<C>, Error> {
-        let lease_ms = lease_ms(lease)?;
-        let sent = Instant::now();
-        let row = self.inner.acquire(C::KIND.sql(), lease_ms)?;
+    fn start<C: Core>(&self, lease: Option<Duration>) -> Result<Handle<C>, Error> {
+        let lease_ms = opt_lease_ms(lease)?;
+        let (row, sent) = self.inner.acquire(C::KIND.sql(), lease_ms)?;
         let core = match C::start(&row, self.inner.settings.max_wait_ms) {
             Ok(core) => core,
             Err(e) => {
-                let _ = self.inner.release(row.grant_ref(), None);
+                let _ = self
+                    .inner
+                    .release(row.grant_ref(), None, self.inner.deadline());
                 return Err(e);
             }
         };
@@ -242,11 +489,14 @@ impl Registry {
                 core,
                 grant: Some(row.grant_ref()),
                 generation: 0,
-                renew_due: sent + renew_after(lease_ms),
+                renew_due: row.renew_due(sent),
+                retry_in: row.retry_in(),
+                attempts: 0,
+                error: None,
                 closed: false,
             }),
             renewing: Mutex::new(()),
-            wake: Condvar::new(),
+            changed: Condvar::new(),
         });
         let weak = Arc::downgrade(&shared);
         std::thread::Builder::new()
@@ -264,12 +514,14 @@ impl Registry {
     }
 
     /// Closes every generator made from this registry (or a clone of it), releasing their
-    /// grants; the first error is returned after all were tried.
+    /// grants; the first error is returned after all were tried. Takes at most about the
+    /// registry's `timeout`: a release not done by then is given up (its window just ends).
     pub fn close(&self) -> Result<(), Error> {
+        let deadline = self.inner.deadline();
         let generators: Vec<_> = lock(&self.inner.generators).drain(..).collect();
         let mut first = Ok(());
         for g in generators.iter().filter_map(Weak::upgrade) {
-            let r = g.close();
+            let r = g.close_by(deadline);
             if first.is_ok() {
                 first = r;
             }
@@ -279,29 +531,43 @@ impl Registry {
 }
 
 trait Close: Send + Sync {
-    fn close(&self) -> Result<(), Error>;
+    fn close_by(&self, deadline: Instant) -> Result<(), Error>;
 }
 
 struct State<C> {
     core: C,
-    /// The grant bound now; `None` once closed.
+    /// The grant bound now; `None` once closed, or after a grant was lost and no new one came.
     grant: Option<GrantRef>,
     /// Moves on at each rebind: a renewal asked for under an older one is already done.
     generation: u64,
     renew_due: Instant,
+    /// After a failed renewal, the next is tried this much later.
+    retry_in: Duration,
+    /// Renewals (or acquires) finished, and how the last one failed.
+    attempts: u64,
+    error: Option<Error>,
     closed: bool,
+}
+
+impl<C: Core> State<C> {
+    /// The end of the window bound now (unix ms), `None` without a grant.
+    fn hi_ms(&self) -> Option<i64> {
+        self.grant.map(|_| self.core.window_end_ms())
+    }
 }
 
 struct Shared<C> {
     registry: Arc<Inner>,
-    lease_ms: i64,
+    /// The lease asked for; `None`: the server's default.
+    lease_ms: Option<i64>,
     /// The fork count when the grant was acquired; a forked child must not use it.
     forks: u64,
     state: Mutex<State<C>>,
-    /// Held across a renewal's or a release's round trip (before `state`, never after).
+    /// Held across a renewal's round trips (before `state`, never after); never by an id call
+    /// or `close()`.
     renewing: Mutex<()>,
-    /// Wakes the background thread at close.
-    wake: Condvar,
+    /// Signalled when the state changes: a renewal is due now, a renewal finished, closed.
+    changed: Condvar,
 }
 
 impl<C: Core> Shared<C> {
@@ -323,19 +589,56 @@ impl<C: Core> Shared<C> {
                 GrantStep::Issued(id) => return Ok(id),
                 GrantStep::WaitUntil(t) => std::thread::sleep(wait_for(t, now)),
                 GrantStep::Renew => {
-                    // The first renewal may find another thread's already done.
+                    // A renewed window the clock is still past: the clock is ahead.
                     if renewals == 2 {
                         return Err(lock(&self.state).core.after_window(now).into());
                     }
                     renewals += 1;
-                    self.renew(generation)?;
+                    self.await_window(generation)?;
                 }
             }
         }
     }
 
+    /// At the window's end (or without a grant): asks the renewal thread for a renewal now and
+    /// waits for a new window at most `renew_wait`. Never touches the network itself. The
+    /// renewal's refusal, or `RegistryUnavailable` when nothing came back in time.
+    fn await_window(&self, seen: u64) -> Result<(), Error> {
+        let wait = self.registry.settings.renew_wait;
+        let deadline = Instant::now() + wait;
+        let mut st = lock(&self.state);
+        let attempts = st.attempts;
+        if st.generation == seen {
+            st.renew_due = Instant::now();
+            self.changed.notify_all();
+        }
+        loop {
+            if st.closed {
+                return Err(Error::Closed);
+            }
+            if st.generation != seen {
+                return Ok(());
+            }
+            if st.attempts != attempts {
+                if let Some(e) = &st.error {
+                    return Err(renewal_failed(e, st.hi_ms()));
+                }
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(window_unrenewed(st.hi_ms(), wait));
+            }
+            st = self
+                .changed
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
     /// Renews the grant bound at `seen` (unless that was done meanwhile); when it is lost,
-    /// acquires a new one. Either way the core is rebound to the answer.
+    /// acquires a new one. Either way the core is rebound to the answer. Every statement is
+    /// bounded by the registry's `timeout`.
     fn renew(&self, seen: u64) -> Result<(), Error> {
         let _renewing = lock(&self.renewing);
         let grant = {
@@ -348,44 +651,82 @@ impl<C: Core> Shared<C> {
             }
             st.grant
         };
-        let sent = Instant::now();
-        let row = match grant.map(|g| self.registry.renew(g, self.lease_ms)) {
-            Some(Ok(row)) => row,
-            None => self.registry.acquire(C::KIND.sql(), self.lease_ms)?,
-            Some(Err(e)) if is_lost(&e) => self.registry.acquire(C::KIND.sql(), self.lease_ms)?,
-            Some(Err(e)) => return Err(e),
-        };
+        let answer = self.renew_or_replace(grant);
         let mut st = lock(&self.state);
-        if let Err(e) = st.core.rebind(&row) {
-            drop(st);
-            let _ = self.registry.release(row.grant_ref(), None);
-            return Err(e);
+        let mut unused = None;
+        let outcome = match answer {
+            Ok((row, _)) if st.closed => {
+                unused = Some(row.grant_ref());
+                Err(Error::Closed)
+            }
+            Ok((row, sent)) => match st.core.rebind(&row) {
+                Ok(()) => {
+                    st.grant = Some(row.grant_ref());
+                    st.generation += 1;
+                    st.renew_due = row.renew_due(sent);
+                    st.retry_in = row.retry_in();
+                    Ok(())
+                }
+                Err(e) => {
+                    unused =
+                        (grant.map(|g| g.grant_id) != Some(row.grant_id)).then(|| row.grant_ref());
+                    Err(e)
+                }
+            },
+            Err(e) => Err(e),
+        };
+        st.attempts += 1;
+        st.error = outcome.as_ref().err().cloned();
+        self.changed.notify_all();
+        drop(st);
+        if let Some(g) = unused {
+            let _ = self.registry.release(g, None, self.registry.deadline());
         }
-        st.grant = Some(row.grant_ref());
-        st.generation += 1;
-        st.renew_due = sent + renew_after(self.lease_ms);
-        Ok(())
+        outcome
+    }
+
+    /// The registry's answer for `grant`: renewed, or a new grant when it was lost (or there
+    /// is none). A lost grant is unbound at once, whatever the new acquire does.
+    fn renew_or_replace(&self, grant: Option<GrantRef>) -> Result<(GrantRow, Instant), Error> {
+        if let Some(g) = grant {
+            match self.registry.renew(g, self.lease_ms) {
+                Err(e) if is_lost(&e) => {
+                    let mut st = lock(&self.state);
+                    if st.grant.is_some_and(|b| b.grant_id == g.grant_id) {
+                        st.grant = None;
+                        st.core.unbind();
+                    }
+                    if st.closed {
+                        return Err(Error::Closed);
+                    }
+                }
+                answer => return answer,
+            }
+        }
+        self.registry.acquire(C::KIND.sql(), self.lease_ms)
     }
 }
 
 impl<C: Core> Close for Shared<C> {
-    fn close(&self) -> Result<(), Error> {
-        let _renewing = lock(&self.renewing);
+    /// Marks the generator closed and releases its grant, giving up at `deadline`. Never waits
+    /// for a renewal in flight (a grant that one brings back after this is released by it).
+    fn close_by(&self, deadline: Instant) -> Result<(), Error> {
         let (grant, last) = {
             let mut st = lock(&self.state);
             st.closed = true;
-            self.wake.notify_all();
+            self.changed.notify_all();
             (st.grant.take(), st.core.release_time_ms())
         };
         match grant {
             // A forked child closes without touching its parent's grant.
-            Some(g) if !super::forked_since(self.forks) => self.registry.release(g, last),
+            Some(g) if !super::forked_since(self.forks) => self.registry.release(g, last, deadline),
             _ => Ok(()),
         }
     }
 }
 
-/// Renews at about half the lease until the generator is closed.
+/// Renews at about half of what was left of the window (or at once when an id waits for it)
+/// until the generator is closed.
 fn background<C: Core>(weak: Weak<Shared<C>>) {
     loop {
         let Some(shared) = weak.upgrade() else { return };
@@ -401,16 +742,16 @@ fn background<C: Core>(weak: Weak<Shared<C>>) {
                 }
                 let wait = st.renew_due - now;
                 st = shared
-                    .wake
+                    .changed
                     .wait_timeout(st, wait)
                     .unwrap_or_else(PoisonError::into_inner)
                     .0;
             }
         };
         if shared.renew(generation).is_err() {
-            // The id path renews synchronously when it must; try again before that.
+            // The window holds until its end: try again soon.
             let mut st = lock(&shared.state);
-            st.renew_due = Instant::now() + retry_after(shared.lease_ms);
+            st.renew_due = Instant::now() + st.retry_in;
         }
     }
 }
@@ -420,7 +761,7 @@ struct Handle<C: Core>(Arc<Shared<C>>);
 
 impl<C: Core> Drop for Handle<C> {
     fn drop(&mut self) {
-        let _ = self.0.close();
+        let _ = self.0.close_by(self.0.registry.deadline());
     }
 }
 
@@ -455,8 +796,9 @@ impl GrantedSnowflake {
     }
 
     /// Releases the grant with the time of the last id made under it; later calls fail.
+    /// Gives up after the registry's `timeout` (the window then just ends).
     pub fn close(&self) -> Result<(), Error> {
-        self.0 .0.close()
+        self.0 .0.close_by(self.0 .0.registry.deadline())
     }
 
     /// The worker id (slot) of the grant bound now.
@@ -479,7 +821,7 @@ impl GrantedSnowflake {
     pub fn window_ms(&self) -> (i64, i64) {
         let st = lock(&self.0 .0.state);
         let (w, e) = (st.core.0.window(), st.core.0.epoch_ms());
-        (w.lo + e, w.hi + e)
+        (w.lo.saturating_add(e), w.hi.saturating_add(e))
     }
 
     /// Renews the grant now (or acquires a new one if it was lost), as the background thread
@@ -519,8 +861,9 @@ impl GrantedXid {
     }
 
     /// Releases the grant with the time of the last id made under it; later calls fail.
+    /// Gives up after the registry's `timeout` (the window then just ends).
     pub fn close(&self) -> Result<(), Error> {
-        self.0 .0.close()
+        self.0 .0.close_by(self.0 .0.registry.deadline())
     }
 
     /// The machine id (slot) of the grant bound now.

@@ -1,16 +1,20 @@
-//! The registry through sqlx (asynchronous, a `PgPool`). Renewal at about half the lease is
-//! done inline, by the first `next_id` after that time (no task is spawned); waits sleep with
-//! tokio's timer, so a tokio runtime is needed.
+//! The registry through sqlx (asynchronous, a `PgPool`). Renewal at about half of what was
+//! left of the window is done in a tokio task that the first `next_id` after that time spawns
+//! (it does not wait for it); at the window's end `next_id` waits for a renewal at most
+//! `renew_wait`. Every statement is bounded by `timeout` (tokio's timer), so a tokio runtime
+//! is needed.
 
 use super::{
-    acquire_sql, is_lost, lease_ms, not_installed, release_sql, renew_after, renew_sql,
-    retry_after, wait_for, Core, GrantRef, GrantRow, Settings, SnowflakeCore, XidCore, SCHEMA_SQL,
+    acquire_default_sql, acquire_sql, is_lost, not_installed, opt_lease_ms, release_sql, renew_sql,
+    renewal_failed, seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef,
+    GrantRow, Settings, SnowflakeCore, XidCore, SCHEMA_SQL,
 };
 use crate::{Error, Xid};
 use idgen_core::grant::GrantStep;
-use sqlx::postgres::{PgPool, PgRow};
+use sqlx::postgres::{PgDatabaseError, PgPool, PgRow};
 use sqlx::Row;
 use std::fmt;
+use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -18,15 +22,34 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The server's refusal as a registry error (the message, then `": "` and the DETAIL, as the
+/// postgres crate's registry words it); a failure of the connection or the pool as an
+/// unavailable registry.
 fn registry_error(e: sqlx::Error) -> Error {
-    match e.as_database_error() {
-        Some(db) => Error::Registry {
+    if let Some(db) = e.as_database_error() {
+        let detail = db
+            .try_downcast_ref::<PgDatabaseError>()
+            .and_then(PgDatabaseError::detail);
+        return Error::Registry {
             sqlstate: db.code().map(|c| c.into_owned()),
-            message: db.message().to_string(),
-        },
-        None => Error::Registry {
+            message: match detail {
+                Some(detail) => format!("{}: {detail}", db.message()),
+                None => db.message().to_string(),
+            },
+        };
+    }
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => {
+            unavailable(format!("the writer registry could not be reached: {e}"))
+        }
+        other => Error::Registry {
             sqlstate: None,
-            message: e.to_string(),
+            message: other.to_string(),
         },
     }
 }
@@ -38,6 +61,26 @@ struct Inner {
 }
 
 impl Inner {
+    fn deadline(&self) -> Instant {
+        Instant::now() + self.settings.timeout
+    }
+
+    /// `work` (statements on the pool), given up at `deadline`: its future is dropped (the
+    /// statement abandoned) and the registry is unavailable.
+    async fn bounded<T>(
+        &self,
+        deadline: Instant,
+        work: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        match tokio::time::timeout_at(deadline.into(), work).await {
+            Ok(result) => result,
+            Err(_) => Err(unavailable(format!(
+                "the writer registry could not be reached: no answer within {}, the statement was abandoned",
+                seconds_text(self.settings.timeout)
+            ))),
+        }
+    }
+
     async fn schema(&self) -> Result<&str, Error> {
         self.schema
             .get_or_try_init(|| async {
@@ -61,47 +104,88 @@ impl Inner {
             lo_ms: value(3)?,
             hi_ms: value(4)?,
             epoch_ms: row.try_get(5).map_err(registry_error)?,
+            server_ms: value(6)?,
         })
     }
 
-    async fn acquire(&self, kind: &str, lease_ms: i64) -> Result<GrantRow, Error> {
-        let sql = acquire_sql(self.schema().await?);
-        let row = sqlx::query(&sql)
-            .bind(kind)
-            .bind(&self.settings.writer)
-            .bind(lease_ms)
-            .bind(&self.settings.pool)
-            .persistent(false)
-            .fetch_one(&self.pool)
-            .await
+    /// A new grant of `kind` for `lease_ms`, or (`None`) the pool's default lease; and when
+    /// its statement was sent.
+    async fn acquire(
+        &self,
+        kind: &str,
+        lease_ms: Option<i64>,
+    ) -> Result<(GrantRow, Instant), Error> {
+        self.bounded(self.deadline(), async {
+            let schema = self.schema().await?;
+            let sent = Instant::now();
+            let row = match lease_ms {
+                Some(ms) => {
+                    sqlx::query(&acquire_sql(schema))
+                        .bind(kind)
+                        .bind(&self.settings.writer)
+                        .bind(ms)
+                        .bind(&self.settings.pool)
+                        .persistent(false)
+                        .fetch_one(&self.pool)
+                        .await
+                }
+                None => {
+                    sqlx::query(&acquire_default_sql(schema))
+                        .bind(kind)
+                        .bind(&self.settings.writer)
+                        .bind(&self.settings.pool)
+                        .persistent(false)
+                        .fetch_one(&self.pool)
+                        .await
+                }
+            }
             .map_err(registry_error)?;
-        Self::grant(row)
+            Ok((Self::grant(row)?, sent))
+        })
+        .await
     }
 
-    async fn renew(&self, grant: GrantRef, lease_ms: i64) -> Result<GrantRow, Error> {
-        let sql = renew_sql(self.schema().await?);
-        let row = sqlx::query(&sql)
-            .bind(grant.grant_id)
-            .bind(grant.token)
-            .bind(lease_ms)
-            .persistent(false)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(registry_error)?;
-        Self::grant(row)
+    /// Renews `grant` for `lease_ms`, or (`None`) its own lease.
+    async fn renew(
+        &self,
+        grant: GrantRef,
+        lease_ms: Option<i64>,
+    ) -> Result<(GrantRow, Instant), Error> {
+        self.bounded(self.deadline(), async {
+            let sql = renew_sql(self.schema().await?);
+            let sent = Instant::now();
+            let row = sqlx::query(&sql)
+                .bind(grant.grant_id)
+                .bind(grant.token)
+                .bind(lease_ms)
+                .persistent(false)
+                .fetch_one(&self.pool)
+                .await
+                .map_err(registry_error)?;
+            Ok((Self::grant(row)?, sent))
+        })
+        .await
     }
 
-    async fn release(&self, grant: GrantRef, last_ms: Option<i64>) -> Result<(), Error> {
-        let sql = release_sql(self.schema().await?);
-        sqlx::query(&sql)
-            .bind(grant.grant_id)
-            .bind(grant.token)
-            .bind(last_ms)
-            .persistent(false)
-            .fetch_all(&self.pool)
-            .await
-            .map(drop)
-            .map_err(registry_error)
+    async fn release(
+        &self,
+        grant: GrantRef,
+        last_ms: Option<i64>,
+        deadline: Instant,
+    ) -> Result<(), Error> {
+        self.bounded(deadline, async {
+            let sql = release_sql(self.schema().await?);
+            sqlx::query(&sql)
+                .bind(grant.grant_id)
+                .bind(grant.token)
+                .bind(last_ms)
+                .persistent(false)
+                .fetch_all(&self.pool)
+                .await
+                .map(drop)
+                .map_err(registry_error)
+        })
+        .await
     }
 }
 
@@ -125,6 +209,24 @@ impl AsyncRegistry {
     /// A registry on `pool`; the writer is named `{hostname}:{pid}`.
     pub fn new(pool: PgPool) -> AsyncRegistry {
         AsyncRegistry::with(pool, Settings::default())
+    }
+
+    /// A registry on a pool of at most 2 connections to the database of `dsn`, made on first
+    /// use, with an acquire timeout (connecting included) of `max(2 s, timeout)` (5 s by
+    /// default). sqlx sets no TCP keepalive or user timeout: a dead link is found by the
+    /// statement bound (`timeout`). Needs a tokio runtime.
+    pub fn connect(dsn: &str) -> Result<AsyncRegistry, Error> {
+        let options: sqlx::postgres::PgConnectOptions =
+            dsn.parse().map_err(|e: sqlx::Error| Error::Registry {
+                sqlstate: None,
+                message: format!("not a connection string: {e}"),
+            })?;
+        let settings = Settings::default();
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(2)
+            .acquire_timeout(settings.timeout.max(Duration::from_secs(2)))
+            .connect_lazy_with(options);
+        Ok(AsyncRegistry::with(pool, settings))
     }
 
     fn with(pool: PgPool, settings: Settings) -> AsyncRegistry {
@@ -162,6 +264,19 @@ impl AsyncRegistry {
         self.configure(|s| s.max_wait_ms = ms)
     }
 
+    /// How long `next_id` waits at the window's end for the renewal task to bring a window
+    /// before it returns [`Error::RegistryUnavailable`] (default 1 s).
+    pub fn renew_wait(self, wait: Duration) -> AsyncRegistry {
+        self.configure(|s| s.renew_wait = wait)
+    }
+
+    /// How long one statement may take (waiting for a pooled connection included) before it
+    /// is abandoned (default 5 s; at least 1 ms); also the bound of `close()`.
+    pub fn timeout(self, timeout: Duration) -> AsyncRegistry {
+        let timeout = timeout.max(Duration::from_millis(1));
+        self.configure(|s| s.timeout = timeout)
+    }
+
     /// Another clock, in unix milliseconds.
     pub fn clock(self, clock: impl Fn() -> i64 + Send + Sync + 'static) -> AsyncRegistry {
         let clock = Arc::new(clock);
@@ -172,24 +287,34 @@ impl AsyncRegistry {
         &self.inner.settings.writer
     }
 
-    /// A Snowflake generator bound to a grant of `lease` (at least 1 s), acquired now.
-    pub async fn snowflake(&self, lease: Duration) -> Result<AsyncGrantedSnowflake, Error> {
-        Ok(AsyncGrantedSnowflake(self.start(lease).await?))
+    /// A Snowflake generator bound to a grant of `lease` (at least 1 s), or with `None` of the
+    /// pool's default lease for Snowflake (the server's), acquired now.
+    pub async fn snowflake(
+        &self,
+        lease: impl Into<Option<Duration>>,
+    ) -> Result<AsyncGrantedSnowflake, Error> {
+        Ok(AsyncGrantedSnowflake(self.start(lease.into()).await?))
     }
 
-    /// An xid12 generator bound to a grant of `lease` (at least 1 s), acquired now.
-    pub async fn xid12(&self, lease: Duration) -> Result<AsyncGrantedXid, Error> {
-        Ok(AsyncGrantedXid(self.start(lease).await?))
+    /// An xid12 generator bound to a grant of `lease` (at least 1 s), or with `None` of the
+    /// pool's default lease for xid12, acquired now.
+    pub async fn xid12(
+        &self,
+        lease: impl Into<Option<Duration>>,
+    ) -> Result<AsyncGrantedXid, Error> {
+        Ok(AsyncGrantedXid(self.start(lease.into()).await?))
     }
 
-    async fn start<C: Core>(&self, lease: Duration) -> Result<Handle<C>, Error> {
-        let lease_ms = lease_ms(lease)?;
-        let sent = Instant::now();
-        let row = self.inner.acquire(C::KIND.sql(), lease_ms).await?;
+    async fn start<C: Core>(&self, lease: Option<Duration>) -> Result<Handle<C>, Error> {
+        let lease_ms = opt_lease_ms(lease)?;
+        let (row, sent) = self.inner.acquire(C::KIND.sql(), lease_ms).await?;
         let core = match C::start(&row, self.inner.settings.max_wait_ms) {
             Ok(core) => core,
             Err(e) => {
-                let _ = self.inner.release(row.grant_ref(), None).await;
+                let _ = self
+                    .inner
+                    .release(row.grant_ref(), None, self.inner.deadline())
+                    .await;
                 return Err(e);
             }
         };
@@ -201,48 +326,67 @@ impl AsyncRegistry {
                 core,
                 grant: Some(row.grant_ref()),
                 generation: 0,
-                renew_due: sent + renew_after(lease_ms),
+                renew_due: row.renew_due(sent),
+                retry_in: row.retry_in(),
+                attempts: 0,
+                error: None,
+                in_flight: false,
                 closed: false,
             }),
             renewing: tokio::sync::Mutex::new(()),
+            changed: tokio::sync::watch::channel(0).0,
         })))
     }
 }
 
 struct State<C> {
     core: C,
+    /// The grant bound now; `None` once closed, or after a grant was lost and no new one came.
     grant: Option<GrantRef>,
     generation: u64,
     renew_due: Instant,
+    retry_in: Duration,
+    /// Renewals (or acquires) finished, and how the last one failed.
+    attempts: u64,
+    error: Option<Error>,
+    /// A renewal task runs.
+    in_flight: bool,
     closed: bool,
+}
+
+impl<C: Core> State<C> {
+    fn hi_ms(&self) -> Option<i64> {
+        self.grant.map(|_| self.core.window_end_ms())
+    }
 }
 
 struct Shared<C> {
     registry: Arc<Inner>,
-    lease_ms: i64,
+    lease_ms: Option<i64>,
     forks: u64,
     state: Mutex<State<C>>,
+    /// Held across a renewal's round trips; never by an id call or `close()`.
     renewing: tokio::sync::Mutex<()>,
+    /// Bumped when a renewal finished (or the generator closed).
+    changed: tokio::sync::watch::Sender<u64>,
 }
 
 impl<C: Core> Shared<C> {
-    async fn next(&self) -> Result<C::Id, Error> {
+    async fn next(self: &Arc<Self>) -> Result<C::Id, Error> {
         if super::forked_since(self.forks) {
             return Err(Error::Forked);
         }
-        // Renewal at half the lease, by whoever comes first; a failure waits for the next try
-        // (the window is still good; when it is over the renewal below must succeed).
+        // Renewal at half of what was left, in a task: the window is still good.
         let due = {
-            let st = lock(&self.state);
-            (!st.closed && Instant::now() >= st.renew_due).then_some(st.generation)
+            let mut st = lock(&self.state);
+            let due = !st.closed && !st.in_flight && Instant::now() >= st.renew_due;
+            if due {
+                st.in_flight = true;
+            }
+            due.then_some(st.generation)
         };
         if let Some(generation) = due {
-            if let Ok(guard) = self.renewing.try_lock() {
-                if self.renew_locked(generation).await.is_err() {
-                    lock(&self.state).renew_due = Instant::now() + retry_after(self.lease_ms);
-                }
-                drop(guard);
-            }
+            self.spawn_renewal(generation);
         }
         let mut renewals = 0;
         loop {
@@ -262,9 +406,70 @@ impl<C: Core> Shared<C> {
                         return Err(lock(&self.state).core.after_window(now).into());
                     }
                     renewals += 1;
-                    let _guard = self.renewing.lock().await;
-                    self.renew_locked(generation).await?;
+                    self.await_window(generation).await?;
                 }
+            }
+        }
+    }
+
+    /// A task that renews the grant bound at `seen`; the caller set `in_flight`.
+    fn spawn_renewal(self: &Arc<Self>, seen: u64) {
+        let shared = self.clone();
+        tokio::spawn(async move {
+            let result = {
+                let _guard = shared.renewing.lock().await;
+                shared.renew_locked(seen).await
+            };
+            let mut st = lock(&shared.state);
+            st.in_flight = false;
+            if result.is_err() {
+                st.renew_due = Instant::now() + st.retry_in;
+            }
+        });
+    }
+
+    /// At the window's end (or without a grant): has a renewal task run (one is started unless
+    /// one runs) and waits for a new window at most `renew_wait`; never waits on the network
+    /// longer. The renewal's refusal, or `RegistryUnavailable` when nothing came back in time.
+    async fn await_window(self: &Arc<Self>, seen: u64) -> Result<(), Error> {
+        let wait = self.registry.settings.renew_wait;
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut changed = self.changed.subscribe();
+        let (attempts, start) = {
+            let mut st = lock(&self.state);
+            let start = !st.in_flight && st.generation == seen;
+            if start {
+                st.in_flight = true;
+            }
+            (st.attempts, start)
+        };
+        if start {
+            self.spawn_renewal(seen);
+        }
+        loop {
+            {
+                let st = lock(&self.state);
+                if st.closed {
+                    return Err(Error::Closed);
+                }
+                if st.generation != seen {
+                    return Ok(());
+                }
+                if st.attempts != attempts {
+                    if let Some(e) = &st.error {
+                        return Err(renewal_failed(e, st.hi_ms()));
+                    }
+                }
+            }
+            if !matches!(
+                tokio::time::timeout_at(deadline, changed.changed()).await,
+                Ok(Ok(()))
+            ) {
+                let st = lock(&self.state);
+                if st.generation != seen {
+                    return Ok(());
+                }
+                return Err(window_unrenewed(st.hi_ms(), wait));
             }
         }
     }
@@ -282,30 +487,67 @@ impl<C: Core> Shared<C> {
             }
             st.grant
         };
-        let sent = Instant::now();
-        let kind = C::KIND.sql();
-        let row = match grant {
-            Some(g) => match self.registry.renew(g, self.lease_ms).await {
-                Ok(row) => row,
-                Err(e) if is_lost(&e) => self.registry.acquire(kind, self.lease_ms).await?,
-                Err(e) => return Err(e),
-            },
-            None => self.registry.acquire(kind, self.lease_ms).await?,
-        };
-        let rebound = {
+        let answer = self.renew_or_replace(grant).await;
+        let mut unused = None;
+        let outcome = {
             let mut st = lock(&self.state);
-            let r = st.core.rebind(&row);
-            if r.is_ok() {
-                st.grant = Some(row.grant_ref());
-                st.generation += 1;
-                st.renew_due = sent + renew_after(self.lease_ms);
-            }
-            r
+            let outcome = match answer {
+                Ok((row, _)) if st.closed => {
+                    unused = Some(row.grant_ref());
+                    Err(Error::Closed)
+                }
+                Ok((row, sent)) => match st.core.rebind(&row) {
+                    Ok(()) => {
+                        st.grant = Some(row.grant_ref());
+                        st.generation += 1;
+                        st.renew_due = row.renew_due(sent);
+                        st.retry_in = row.retry_in();
+                        Ok(())
+                    }
+                    Err(e) => {
+                        unused = (grant.map(|g| g.grant_id) != Some(row.grant_id))
+                            .then(|| row.grant_ref());
+                        Err(e)
+                    }
+                },
+                Err(e) => Err(e),
+            };
+            st.attempts += 1;
+            st.error = outcome.as_ref().err().cloned();
+            outcome
         };
-        if rebound.is_err() {
-            let _ = self.registry.release(row.grant_ref(), None).await;
+        self.changed.send_modify(|n| *n += 1);
+        if let Some(g) = unused {
+            let _ = self
+                .registry
+                .release(g, None, self.registry.deadline())
+                .await;
         }
-        rebound
+        outcome
+    }
+
+    /// The registry's answer for `grant`: renewed, or a new grant when it was lost (or there
+    /// is none). A lost grant is unbound at once, whatever the new acquire does.
+    async fn renew_or_replace(
+        &self,
+        grant: Option<GrantRef>,
+    ) -> Result<(GrantRow, Instant), Error> {
+        if let Some(g) = grant {
+            match self.registry.renew(g, self.lease_ms).await {
+                Err(e) if is_lost(&e) => {
+                    let mut st = lock(&self.state);
+                    if st.grant.is_some_and(|b| b.grant_id == g.grant_id) {
+                        st.grant = None;
+                        st.core.unbind();
+                    }
+                    if st.closed {
+                        return Err(Error::Closed);
+                    }
+                }
+                answer => return answer,
+            }
+        }
+        self.registry.acquire(C::KIND.sql(), self.lease_ms).await
     }
 
     /// Marks the generator closed and says what to release (nothing in a forked child).
@@ -316,10 +558,17 @@ impl<C: Core> Shared<C> {
         (!super::forked_since(self.forks)).then(|| (grant, st.core.release_time_ms()))
     }
 
+    /// Releases the grant, giving up after the registry's `timeout`; never waits for a renewal
+    /// in flight (a grant that one brings back after this is released by it).
     async fn close(&self) -> Result<(), Error> {
-        let _guard = self.renewing.lock().await;
-        match self.take_for_release() {
-            Some((grant, last)) => self.registry.release(grant, last).await,
+        let taken = self.take_for_release();
+        self.changed.send_modify(|n| *n += 1);
+        match taken {
+            Some((grant, last)) => {
+                self.registry
+                    .release(grant, last, self.registry.deadline())
+                    .await
+            }
             None => Ok(()),
         }
     }
@@ -394,6 +643,13 @@ impl AsyncGrantedSnowflake {
         self.0.grant_info()
     }
 
+    /// The window `[lo, hi)` bound now, in unix ms.
+    pub fn window_ms(&self) -> (i64, i64) {
+        let st = lock(&self.0 .0.state);
+        let (w, e) = (st.core.0.window(), st.core.0.epoch_ms());
+        (w.lo.saturating_add(e), w.hi.saturating_add(e))
+    }
+
     /// Renews the grant now (or acquires a new one if it was lost).
     pub async fn renew(&self) -> Result<(), Error> {
         self.0 .0.renew_now().await
@@ -434,6 +690,12 @@ impl AsyncGrantedXid {
 
     pub fn grant(&self) -> (i64, i64) {
         self.0.grant_info()
+    }
+
+    /// The window `[lo, hi)` bound now, in unix seconds.
+    pub fn window_s(&self) -> (i64, i64) {
+        let w = lock(&self.0 .0.state).core.grant.window();
+        (w.lo, w.hi)
     }
 
     pub async fn renew(&self) -> Result<(), Error> {

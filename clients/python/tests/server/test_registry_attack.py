@@ -73,8 +73,9 @@ ATTACKS = [
     ("SELECT idgen_report({g}, 12345, 'forged', 0)", "42501"),
     ("SELECT idgen_acquire('snowflake', 'mine', '1 mon')", "22023"),
     ("SELECT idgen_acquire('snowflake', 'mine', '648 mons -19440 days 1 hour')", "22023"),
-    ("SELECT idgen_acquire('snowflake', 'mine', '366 days', 'edge')", "42501"),
-    ("SELECT idgen_acquire('snowflake', 'mine', '1 hour', 'not-mine')", "42501"),
+    ("SELECT idgen_acquire('snowflake', 'mine', '2 hours')", "IG004"),
+    ("SELECT idgen_acquire('snowflake', 'mine', '366 days', 'edge')", "IG002"),
+    ("SELECT idgen_acquire('snowflake', 'mine', '1 hour', 'not-mine')", "IG002"),
     ("SET ROLE attack_honest_1", "42501"),
 ]
 

@@ -254,17 +254,11 @@ pub(crate) fn grant_query(call: &str) -> String {
     )
 }
 
+/// `$3` NULL: the pool's default lease for the kind (the server's).
 pub(crate) fn acquire_sql(schema: &str) -> String {
     grant_query(&format!(
         "{schema}.idgen_acquire($1::pg_catalog.text, $2::pg_catalog.text, {}, $4::pg_catalog.text)",
         times_unit(3, "1 millisecond")
-    ))
-}
-
-/// Without a lease: the pool's default lease for the kind (the server's). `$3` is the pool.
-pub(crate) fn acquire_default_sql(schema: &str) -> String {
-    grant_query(&format!(
-        "{schema}.idgen_acquire($1::pg_catalog.text, $2::pg_catalog.text, pool => $3::pg_catalog.text)"
     ))
 }
 

@@ -8,9 +8,9 @@
 //! never runs a statement: it asks the renewal thread and waits for it at most `renew_wait`.
 
 use super::{
-    acquire_default_sql, acquire_sql, is_lost, not_installed, opt_lease_ms, release_sql, renew_sql,
-    renewal_failed, seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef,
-    GrantRow, Settings, SnowflakeCore, XidCore, SCHEMA_SQL,
+    acquire_sql, is_lost, not_installed, opt_lease_ms, release_sql, renew_sql, renewal_failed,
+    seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef, GrantRow, Settings,
+    SnowflakeCore, XidCore, SCHEMA_SQL,
 };
 use crate::{Error, Xid};
 use idgen_core::grant::GrantStep;
@@ -297,18 +297,11 @@ impl Inner {
             Param::Text(s.writer.clone()),
             Param::Text(s.pool.clone()),
         );
-        let answer = match lease_ms {
-            Some(ms) => self.query(
-                acquire_sql,
-                vec![kind, writer, Param::Int8(Some(ms)), pool],
-                self.deadline(),
-            ),
-            None => self.query(
-                acquire_default_sql,
-                vec![kind, writer, pool],
-                self.deadline(),
-            ),
-        };
+        let answer = self.query(
+            acquire_sql,
+            vec![kind, writer, Param::Int8(lease_ms), pool],
+            self.deadline(),
+        );
         Self::grant(answer?)
     }
 

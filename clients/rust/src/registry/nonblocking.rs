@@ -5,9 +5,9 @@
 //! is needed.
 
 use super::{
-    acquire_default_sql, acquire_sql, is_lost, not_installed, opt_lease_ms, release_sql, renew_sql,
-    renewal_failed, seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef,
-    GrantRow, Settings, SnowflakeCore, XidCore, SCHEMA_SQL,
+    acquire_sql, is_lost, not_installed, opt_lease_ms, release_sql, renew_sql, renewal_failed,
+    seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef, GrantRow, Settings,
+    SnowflakeCore, XidCore, SCHEMA_SQL,
 };
 use crate::{Error, Xid};
 use idgen_core::grant::GrantStep;
@@ -118,28 +118,15 @@ impl Inner {
         self.bounded(self.deadline(), async {
             let schema = self.schema().await?;
             let sent = Instant::now();
-            let row = match lease_ms {
-                Some(ms) => {
-                    sqlx::query(&acquire_sql(schema))
-                        .bind(kind)
-                        .bind(&self.settings.writer)
-                        .bind(ms)
-                        .bind(&self.settings.pool)
-                        .persistent(false)
-                        .fetch_one(&self.pool)
-                        .await
-                }
-                None => {
-                    sqlx::query(&acquire_default_sql(schema))
-                        .bind(kind)
-                        .bind(&self.settings.writer)
-                        .bind(&self.settings.pool)
-                        .persistent(false)
-                        .fetch_one(&self.pool)
-                        .await
-                }
-            }
-            .map_err(registry_error)?;
+            let row = sqlx::query(&acquire_sql(schema))
+                .bind(kind)
+                .bind(&self.settings.writer)
+                .bind(lease_ms)
+                .bind(&self.settings.pool)
+                .persistent(false)
+                .fetch_one(&self.pool)
+                .await
+                .map_err(registry_error)?;
             Ok((Self::grant(row)?, sent))
         })
         .await

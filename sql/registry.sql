@@ -98,6 +98,13 @@ CREATE TABLE idgen_registry_pool (
 COMMENT ON TABLE idgen_registry_pool IS 'writer pools: their slots and longest lease (built in: app and edge)';
 SELECT pg_catalog.pg_extension_config_dump('idgen_registry_pool', '');
 GRANT SELECT ON idgen_registry_pool TO PUBLIC;
+-- 0.7.0: the longest lease of a pool's Snowflake grants (NULL: max_lease). A Snowflake slot cannot
+-- be told apart by origin the way an xid12 machine id can (see idgen_registry_origin), so after a
+-- failover a new Snowflake writer waits until every lost grant of its pool must have ended: the
+-- built-in app pool keeps that short (3 minutes; writers renew at half of it), and its xid12
+-- grants keep 1 hour (docs/formats.md, "Writer registry: the fence").
+ALTER TABLE idgen_registry_pool ADD COLUMN snowflake_max_lease interval
+    CHECK (snowflake_max_lease >= interval '1 second' AND snowflake_max_lease <= max_lease);
 
 -- A pool's ACL (0.7.0): the roles that may take grants in it, each with a cap of live grants per
 -- role, so that one writer cannot hold a pool's every slot. A role may use a pool when it has the
@@ -127,8 +134,8 @@ CREATE FUNCTION idgen_registry_builtin_pool(pool text) RETURNS idgen_registry_po
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     RETURN CASE WHEN pool = 'edge'
-        THEN ROW('edge', int4range(768, 1024), int4range(12582912, 16777216), interval '366 days')::@extschema@.idgen_registry_pool
-        ELSE ROW(pool, int4range(0, 768), int4range(0, 12582912), interval '1 hour')::@extschema@.idgen_registry_pool END;
+        THEN ROW('edge', int4range(768, 1024), int4range(12582912, 16777216), interval '366 days', NULL)::@extschema@.idgen_registry_pool
+        ELSE ROW(pool, int4range(0, 768), int4range(0, 12582912), interval '1 hour', interval '3 minutes')::@extschema@.idgen_registry_pool END;
 COMMENT ON FUNCTION idgen_registry_builtin_pool(text) IS 'internal: the built-in edge pool, or the app pool under another name';
 
 -- A pool's slots and longest lease: its row; else 'edge' built in; any other pool is 'app' (its
@@ -139,17 +146,31 @@ CREATE FUNCTION idgen_registry_pool_of(pool text) RETURNS idgen_registry_pool
     RETURN coalesce(
         (SELECT p FROM @extschema@.idgen_registry_pool p WHERE p.pool = $1),
         CASE WHEN pool = 'edge' THEN @extschema@.idgen_registry_builtin_pool('edge')
-             ELSE (SELECT ROW($1, a.snowflake_slots, a.xid12_slots, a.max_lease)::@extschema@.idgen_registry_pool
+             ELSE (SELECT ROW($1, a.snowflake_slots, a.xid12_slots, a.max_lease, a.snowflake_max_lease)::@extschema@.idgen_registry_pool
                    FROM @extschema@.idgen_registry_pool a WHERE a.pool = 'app') END,
         @extschema@.idgen_registry_builtin_pool(pool));
 COMMENT ON FUNCTION idgen_registry_pool_of(text) IS 'internal: a pool''s slots and longest lease';
+
+-- The longest lease of a pool's grants of a kind.
+CREATE FUNCTION idgen_registry_max_lease(p idgen_registry_pool, kind text) RETURNS interval
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN CASE kind WHEN 'snowflake' THEN coalesce(p.snowflake_max_lease, p.max_lease) ELSE p.max_lease END;
+COMMENT ON FUNCTION idgen_registry_max_lease(idgen_registry_pool, text) IS 'internal: the longest lease of a pool''s grants of a kind';
+
+-- The lease a writer gets when it asks for none: 10 minutes, at most the pool's longest.
+CREATE FUNCTION idgen_registry_default_lease(p idgen_registry_pool, kind text) RETURNS interval
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN least(interval '10 minutes', @extschema@.idgen_registry_max_lease(p, kind));
+COMMENT ON FUNCTION idgen_registry_default_lease(idgen_registry_pool, text) IS 'internal: the lease of a writer that asks for none (10 minutes, at most the pool''s longest)';
 
 -- How long a fence keeps a pool's slots of a kind closed: a grant lost with the old history may
 -- be of any pool that shares one of these slots, so the longest lease of all of them.
 CREATE FUNCTION idgen_registry_fence_lease(kind text, slots int4range) RETURNS interval
     LANGUAGE sql STABLE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
-    RETURN (SELECT max(p.max_lease) FROM (
+    RETURN (SELECT max(CASE $1 WHEN 'snowflake' THEN coalesce(p.snowflake_max_lease, p.max_lease) ELSE p.max_lease END) FROM (
                 SELECT * FROM @extschema@.idgen_registry_pool
                 UNION ALL
                 SELECT (@extschema@.idgen_registry_builtin_pool(b)).* FROM unnest(ARRAY['edge', 'app']) b
@@ -171,6 +192,52 @@ CREATE TABLE idgen_registry_origin (
 );
 COMMENT ON TABLE idgen_registry_origin IS 'the clusters and timelines the writer registry has lived on; a change fences it';
 SELECT pg_catalog.pg_extension_config_dump('idgen_registry_origin', '');
+-- 0.7.0: xid12 stripes (docs/formats.md, "Writer registry: the fence"). The 2^24 machine ids
+-- are 64 stripes (machine id mod 64), and the registry grants xid12 machine ids only from the
+-- stripe of the origin it is on. A change of origin picks a stripe that no earlier origin's
+-- grants can still hold, so a new xid12 writer gets an identity at once: its machine id cannot
+-- meet one granted by a lost grant. NULL: any stripe (an origin recorded before 0.7.0).
+ALTER TABLE idgen_registry_origin ADD COLUMN xid12_stripe integer CHECK (xid12_stripe >= 0 AND xid12_stripe < 64);
+
+-- The number of xid12 stripes: a machine id's stripe is the machine id mod this.
+CREATE FUNCTION idgen_registry_stripes() RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN 64;
+COMMENT ON FUNCTION idgen_registry_stripes() IS 'internal: the number of xid12 stripes (a machine id''s stripe is the machine id mod this)';
+
+-- Whether a pool's xid12 machine ids are granted by stripe: when each stripe has at least 64 of
+-- them (the built-in pools have millions). A smaller pool grants from all its machine ids, and
+-- a failover fences it as it fences Snowflake slots.
+CREATE FUNCTION idgen_registry_striped(slots int4range) RETURNS boolean
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN upper(slots) - lower(slots) >= 64 * @extschema@.idgen_registry_stripes();
+COMMENT ON FUNCTION idgen_registry_striped(int4range) IS 'internal: whether a pool''s xid12 machine ids are granted by stripe (at least 64 per stripe)';
+
+-- The xid12 stripe of the origin the registry is on (NULL: any; an origin from before 0.7.0).
+CREATE FUNCTION idgen_registry_current_stripe() RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT o.xid12_stripe FROM @extschema@.idgen_registry_origin o ORDER BY o.seen_at DESC, o.reason IS NULL LIMIT 1);
+COMMENT ON FUNCTION idgen_registry_current_stripe() IS 'internal: the xid12 stripe the registry grants machine ids from (NULL: any)';
+
+-- The eras of the registry's history whose grants may be lost: each origin row followed by a
+-- change of origin that is fenced (a later row with a reason, not lifted). Its grants may run
+-- until that change plus a lease: `ended` is when it was noticed; `stripe` the origin's xid12
+-- stripe (NULL: any). An origin whose change was lifted, and the current origin, are not here.
+CREATE FUNCTION idgen_registry_lost_eras() RETURNS TABLE (stripe integer, ended timestamptz)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC
+        SELECT p.xid12_stripe, c.seen_at
+        FROM @extschema@.idgen_registry_origin p
+        CROSS JOIN LATERAL (SELECT n.seen_at, n.fenced FROM @extschema@.idgen_registry_origin n
+                            WHERE n.reason IS NOT NULL AND n.seen_at >= p.seen_at AND n.ctid <> p.ctid
+                            ORDER BY n.seen_at LIMIT 1) c
+        WHERE c.fenced;
+    END;
+COMMENT ON FUNCTION idgen_registry_lost_eras() IS 'internal: the earlier origins whose grants may be lost, their xid12 stripe and when their era ended';
 
 -- How long a fence lasts beyond a pool's longest lease: the new primary's clock may be behind
 -- the old one's by up to this much.
@@ -230,7 +297,7 @@ BEGIN
         WHERE a.pool = $1 AND pg_has_role(role_name, r.oid, 'USAGE');
     IF cap IS NULL THEN
         RAISE EXCEPTION 'role % may not take grants in pool %', quote_ident(role_name), quote_literal(pool)
-            USING ERRCODE = 'insufficient_privilege',
+            USING ERRCODE = 'IG002',
                   HINT = 'The superuser or the extension''s owner allows a role a pool with idgen_pool_allow(pool, role, max_live).';
     END IF;
     RETURN cap;
@@ -263,6 +330,28 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION idgen_registry_lease(interval) IS 'internal: a lease as elapsed seconds; 22023 for a month or year part';
+
+-- A lease (elapsed seconds) for a pool's grants of a kind: 22023 under 1 second, IG004 (lease
+-- too long) over the pool's longest for the kind.
+CREATE FUNCTION idgen_registry_check_lease(lease interval, settings idgen_registry_pool, kind text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF lease IS NULL OR lease < interval '1 second' THEN
+        RAISE EXCEPTION 'invalid lease: %', coalesce(lease::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'A lease is at least 1 second.';
+    END IF;
+    IF lease > @extschema@.idgen_registry_seconds(@extschema@.idgen_registry_max_lease(settings, kind)) THEN
+        RAISE EXCEPTION 'lease % is longer than pool % allows for % grants', lease, quote_literal(settings.pool), kind
+            USING ERRCODE = 'IG004',
+                  DETAIL = format('The longest %s lease of pool %s is %s.', kind, quote_literal(settings.pool),
+                                  @extschema@.idgen_registry_max_lease(settings, kind)),
+                  HINT = 'Ask for a shorter lease, or for none (the pool''s default).';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION idgen_registry_check_lease(interval, idgen_registry_pool, text) IS 'internal: 22023 for a lease under 1 second, IG004 for one longer than the pool allows for the kind';
 
 -- For the DBA (a superuser or the extension's owner): lets MEMBER (a role, or a group role whose
 -- members inherit its privileges) take grants in POOL, each role at most MAX_LIVE live grants
@@ -310,6 +399,46 @@ END
 $$;
 COMMENT ON FUNCTION idgen_pool_disallow(text, regrole) IS 'a role may no longer take grants in a pool; in no pool, it loses EXECUTE on the writer functions';
 
+-- Until when the fence closes a pool's slots of a kind (NULL: not fenced). Snowflake: the latest
+-- fenced change of origin plus the longest lease of the pools that share the slots, plus the
+-- margin. xid12: the same, counted only over the earlier origins of the current stripe (or of
+-- any stripe, NULL); the current origin picked its stripe among those none of them can hold.
+CREATE FUNCTION idgen_registry_fence_until(kind text, slots int4range) RETURNS timestamptz
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT max(e.ended) + @extschema@.idgen_registry_seconds(@extschema@.idgen_registry_fence_lease($1, $2))
+                   + @extschema@.idgen_registry_fence_margin()
+            FROM @extschema@.idgen_registry_lost_eras() e
+            WHERE $1 = 'snowflake' OR NOT @extschema@.idgen_registry_striped($2) OR e.stripe IS NULL
+               OR e.stripe IS NOT DISTINCT FROM (SELECT @extschema@.idgen_registry_current_stripe())
+               OR (SELECT @extschema@.idgen_registry_current_stripe()) IS NULL);
+COMMENT ON FUNCTION idgen_registry_fence_until(text, int4range) IS 'internal: until when a failover''s fence closes these slots of a kind (NULL: open)';
+
+-- The xid12 stripe of an origin that begins now: one that no earlier origin's grants can still
+-- hold (they may run until that origin's era ended plus the longest xid12 lease of all pools plus
+-- the margin), chosen among those by the origin's identity, so that two first calls on a new
+-- origin pick the same. When every stripe may still be held: the one freed first (the fence
+-- then holds its xid12 grants until that moment).
+CREATE FUNCTION idgen_registry_pick_stripe(sysid bigint, tli bigint) RETURNS integer
+    LANGUAGE sql VOLATILE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (WITH held AS (
+                SELECT e.stripe, max(e.ended) + @extschema@.idgen_registry_seconds(@extschema@.idgen_registry_fence_lease('xid12', int4range(0, 16777216)))
+                                 + @extschema@.idgen_registry_fence_margin() AS until
+                FROM @extschema@.idgen_registry_lost_eras() e GROUP BY e.stripe),
+            stripes AS (
+                SELECT st, greatest((SELECT h.until FROM held h WHERE h.stripe = st),
+                                    (SELECT h.until FROM held h WHERE h.stripe IS NULL)) AS until
+                FROM generate_series(0, @extschema@.idgen_registry_stripes() - 1) st),
+            free AS (
+                SELECT x.st, row_number() OVER (ORDER BY x.st) - 1 AS i, count(*) OVER () AS n
+                FROM stripes x WHERE x.until IS NULL OR x.until <= clock_timestamp())
+            SELECT coalesce(
+                (SELECT f.st FROM free f
+                 WHERE f.i = ('x' || substr(md5(sysid::text || '/' || tli::text), 1, 8))::bit(32)::bigint % f.n),
+                (SELECT x.st FROM stripes x ORDER BY x.until, x.st LIMIT 1)));
+COMMENT ON FUNCTION idgen_registry_pick_stripe(bigint, bigint) IS 'internal: the xid12 stripe of an origin that begins now (one no earlier origin''s grants can hold, if any)';
+
 -- When the registry first noticed a new cluster or timeline, in unix milliseconds. A sequence,
 -- so that it survives the rollback of the statement that noticed (an acquire refused by the
 -- fence it just found): otherwise every refused call would start the fence again. Not dumped: a
@@ -335,14 +464,16 @@ DECLARE
     prior record;
     why text;
     noticed bigint;
+    added tid;
 BEGIN
     -- The latest row (of two at one moment, the one that records a change).
-    SELECT o.ctid, o.system_identifier, o.timeline, o.seen_at, o.reason INTO last FROM @extschema@.idgen_registry_origin o
+    SELECT o.ctid, o.system_identifier, o.timeline, o.seen_at, o.reason, o.xid12_stripe INTO last
+        FROM @extschema@.idgen_registry_origin o
         ORDER BY o.seen_at DESC, o.reason IS NULL LIMIT 1;
     IF NOT FOUND THEN
         -- No history: the registry begins here, unfenced.
-        INSERT INTO @extschema@.idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason)
-            VALUES (sysid, tli, clock_timestamp(), false, NULL);
+        INSERT INTO @extschema@.idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason, xid12_stripe)
+            VALUES (sysid, tli, clock_timestamp(), false, NULL, @extschema@.idgen_registry_pick_stripe(sysid, tli));
         RETURN NULL;
     ELSIF last.system_identifier <> sysid THEN
         why := format('restored into another cluster (system identifier %s, was %s)', sysid, last.system_identifier);
@@ -367,7 +498,16 @@ BEGIN
             noticed := setval('@extschema@.idgen_registry_noticed_ms', floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint);
         END IF;
         INSERT INTO @extschema@.idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason)
-            VALUES (sysid, tli, 'epoch'::timestamptz + noticed * interval '1 millisecond', true, why);
+            VALUES (sysid, tli, 'epoch'::timestamptz + noticed * interval '1 millisecond', true, why)
+            RETURNING ctid INTO added;
+        -- Its stripe, once the row is there: the earlier origins' eras end with it.
+        UPDATE @extschema@.idgen_registry_origin o SET xid12_stripe = @extschema@.idgen_registry_pick_stripe(sysid, tli)
+            WHERE o.ctid = added;
+    ELSIF last.xid12_stripe IS NULL THEN
+        -- An origin recorded before 0.7.0: its grants so far are visible here, so from now on it
+        -- grants from one stripe (a lost grant can only be made after this is written).
+        UPDATE @extschema@.idgen_registry_origin o SET xid12_stripe = @extschema@.idgen_registry_pick_stripe(sysid, tli)
+            WHERE o.ctid = last.ctid;
     END IF;
     RETURN (SELECT o.seen_at FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1);
 END
@@ -415,11 +555,15 @@ SELECT g.grant_id, g.writer, g.kind, g.pool, g.slot,
 FROM idgen_registry_grant g;
 COMMENT ON VIEW idgen_grants IS 'every writer grant and reservation, live or ended, with the database role that made it';
 
--- What acquire, renew and release return: the grant as a writer needs it.
+-- What acquire, renew and release return: the grant as a writer needs it. lo_t, hi_t and
+-- server_t (0.7.0) are the window and the server's time as id-time, in the kind's own unit
+-- (Snowflake: milliseconds since epoch_ms; xid12: unix seconds), so that no client converts a
+-- timestamp (docs/formats.md, "Writer registry: the grant").
 CREATE TYPE idgen_grant AS (
     grant_id bigint, token bigint, kind text, slot integer,
     lo timestamptz, hi timestamptz, epoch_ms bigint, server_time timestamptz
 );
+ALTER TYPE idgen_grant ADD ATTRIBUTE lo_t bigint, ADD ATTRIBUTE hi_t bigint, ADD ATTRIBUTE server_t bigint;
 
 CREATE FUNCTION idgen_registry_row(g idgen_registry_grant, token bigint, server_time timestamptz)
     RETURNS idgen_grant
@@ -428,7 +572,8 @@ CREATE FUNCTION idgen_registry_row(g idgen_registry_grant, token bigint, server_
     RETURN ROW(g.grant_id, token, g.kind, g.slot,
                @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.lo),
                @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.hi),
-               g.epoch_ms, server_time)::@extschema@.idgen_grant;
+               g.epoch_ms, server_time, g.lo, g.hi,
+               @extschema@.idgen_registry_id_time(g.kind, g.epoch_ms, server_time))::@extschema@.idgen_grant;
 COMMENT ON FUNCTION idgen_registry_row(idgen_registry_grant, bigint, timestamptz) IS 'internal: a grant as acquire, renew and release return it';
 
 -- The server's own ids for a kind: its pg_idgen.worker_id (-1, unset: none) or its effective
@@ -535,7 +680,7 @@ CREATE FUNCTION idgen_registry_durable() RETURNS void
     END;
 COMMENT ON FUNCTION idgen_registry_durable() IS 'internal: makes the current transaction commit durably';
 
-CREATE FUNCTION idgen_acquire(kind text, writer text, lease interval DEFAULT '10 minutes', pool text DEFAULT 'app')
+CREATE FUNCTION idgen_acquire(kind text, writer text, lease interval DEFAULT NULL, pool text DEFAULT 'app')
     RETURNS SETOF idgen_grant
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 1 SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -547,8 +692,8 @@ DECLARE
     backdate CONSTANT interval := '5 seconds';
     settings @extschema@.idgen_registry_pool;
     slots int4range;
-    fence_since timestamptz;
-    fence_lease interval;
+    fence_until timestamptz;
+    stripe integer;
     own integer;
     epoch bigint;
     now_t bigint;
@@ -578,31 +723,29 @@ BEGIN
     cap := @extschema@.idgen_registry_cap(pool, caller);
     settings := @extschema@.idgen_registry_pool_of(pool);
     slots := CASE kind WHEN 'snowflake' THEN settings.snowflake_slots ELSE settings.xid12_slots END;
-    lease := @extschema@.idgen_registry_lease(lease);
-    IF lease IS NULL OR lease < interval '1 second' OR lease > @extschema@.idgen_registry_seconds(settings.max_lease) THEN
-        RAISE EXCEPTION 'invalid lease: %', coalesce(lease::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = format('A lease of pool %s is at least 1 second and at most %s.', quote_literal(pool), settings.max_lease);
-    END IF;
+    -- No lease asked for: the pool's default for the kind.
+    lease := @extschema@.idgen_registry_lease(coalesce(lease, @extschema@.idgen_registry_default_lease(settings, kind)));
+    PERFORM @extschema@.idgen_registry_check_lease(lease, settings, kind);
     IF writer IS NULL OR writer = '' THEN
         RAISE EXCEPTION 'a writer needs a name' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     PERFORM @extschema@.idgen_registry_check_length('writer', writer, 256);
     -- After a failover or a restore, grants made at the end of the old history may be lost:
-    -- nothing new is granted until they must have ended.
-    fence_since := @extschema@.idgen_registry_check_origin();
-    IF fence_since IS NOT NULL THEN
-        fence_lease := @extschema@.idgen_registry_fence_lease(kind, slots);
-    END IF;
-    IF fence_since + @extschema@.idgen_registry_seconds(fence_lease) + @extschema@.idgen_registry_fence_margin() > server_time THEN
-        RAISE EXCEPTION 'the writer registry grants nothing in pool % until %', quote_literal(pool),
-                fence_since + @extschema@.idgen_registry_seconds(fence_lease) + @extschema@.idgen_registry_fence_margin()
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = format('At %s the registry found itself on %s; grants made there just before may be lost, and they end by then (the longest lease of the pools that share this pool''s %s slots, %s, and %s for the servers'' clocks).',
-                      fence_since, (SELECT o.reason FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1),
-                      kind, fence_lease, @extschema@.idgen_registry_fence_margin()),
+    -- nothing new is granted in slots they may hold until they must have ended. xid12 machine
+    -- ids come from the current origin's stripe, which no lost grant holds (unless every stripe
+    -- may be held); Snowflake worker ids are too few to stripe.
+    PERFORM @extschema@.idgen_registry_check_origin();
+    fence_until := @extschema@.idgen_registry_fence_until(kind, slots);
+    IF fence_until > server_time THEN
+        RAISE EXCEPTION 'the writer registry grants no % slot in pool % until %', kind, quote_literal(pool),
+                to_char(fence_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+            USING ERRCODE = 'IG001',
+                  DETAIL = format('The registry found itself on %s; grants made on the old history just before may be lost, and they end by then (the longest %s lease of the pools that share this pool''s slots, %s, and %s for the servers'' clocks).',
+                      (SELECT o.reason FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1),
+                      kind, @extschema@.idgen_registry_fence_lease(kind, slots), @extschema@.idgen_registry_fence_margin()),
                   HINT = 'Writers with live grants renew them meanwhile. If no grant can have been lost (the promoted standby was synchronous), SELECT idgen_registry_lift_fence().';
     END IF;
+    stripe := CASE WHEN kind = 'xid12' AND @extschema@.idgen_registry_striped(slots) THEN @extschema@.idgen_registry_current_stripe() END;
     PERFORM @extschema@.idgen_registry_durable();
     -- The server's own slot is reserved before anything is granted.
     own := @extschema@.idgen_registry_own_slot(kind);
@@ -619,7 +762,7 @@ BEGIN
                                         WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1) THEN
         RAISE EXCEPTION 'the registry''s Snowflake grants use the epoch %, and pg_idgen.snowflake_epoch is now %',
                 (SELECT r.epoch_ms FROM @extschema@.idgen_registry_grant r WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1), epoch
-            USING ERRCODE = 'object_not_in_prerequisite_state',
+            USING ERRCODE = 'IG005',
                   HINT = 'Set pg_idgen.snowflake_epoch back: ids of two epochs cannot be told apart.';
     END IF;
     now_t := @extschema@.idgen_registry_id_time(kind, epoch, server_time);
@@ -640,7 +783,7 @@ BEGIN
               AND @extschema@.idgen_registry_moment(r.kind, r.epoch_ms, r.hi) > server_time;
         IF live >= cap THEN
             RAISE EXCEPTION 'role % holds % live grants in pool %, its cap', quote_ident(caller), live, quote_literal(pool)
-                USING ERRCODE = 'configuration_limit_exceeded',
+                USING ERRCODE = 'IG003',
                       HINT = 'Release grants that are not in use, or wait for one to end; the DBA sets the cap with idgen_pool_allow.';
         END IF;
     END IF;
@@ -663,6 +806,7 @@ BEGIN
         ELSIF tries <= 20 THEN
             SELECT s.slot INTO candidate FROM @extschema@.idgen_registry_slot s
             WHERE s.kind = 'xid12' AND s.slot <@ slots AND s.next_free <= now_t
+              AND (stripe IS NULL OR s.slot % @extschema@.idgen_registry_stripes() = stripe)
             ORDER BY s.next_free <= now_t - 5 DESC, random() LIMIT 1;
         END IF;
         IF tries > 2000 THEN
@@ -671,6 +815,14 @@ BEGIN
         END IF;
         IF candidate IS NULL AND kind = 'xid12' AND tries <= 200 THEN
             candidate := lower(slots) + floor(random() * (upper(slots) - lower(slots)))::integer;
+            IF stripe IS NOT NULL THEN
+                -- The machine id of the stripe just below (or, below the pool's first, above).
+                candidate := candidate - (candidate - stripe) % @extschema@.idgen_registry_stripes();
+                IF candidate < lower(slots) THEN
+                    candidate := candidate + @extschema@.idgen_registry_stripes();
+                END IF;
+                CONTINUE WHEN NOT candidate <@ slots;
+            END IF;
         END IF;
         IF candidate IS NULL THEN
             SELECT count(*) AS n, count(*) FILTER (WHERE s.next_free = @extschema@.idgen_registry_time_end($1)) AS reserved,
@@ -767,12 +919,11 @@ DECLARE
 BEGIN
     -- Still admitted to the grant's pool (42501 once the DBA took the role out of it).
     PERFORM @extschema@.idgen_registry_cap(g.pool, @extschema@.idgen_registry_caller());
-    lease := @extschema@.idgen_registry_lease(coalesce(lease, g.lease));
-    IF lease < interval '1 second' OR lease > @extschema@.idgen_registry_seconds(settings.max_lease) THEN
-        RAISE EXCEPTION 'invalid lease: %', lease
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = format('A lease of pool %s is at least 1 second and at most %s.', quote_literal(g.pool), settings.max_lease);
-    END IF;
+    -- No lease asked for: the grant's own, at most what the pool allows now (a DBA may have
+    -- shortened it since).
+    lease := coalesce(@extschema@.idgen_registry_lease(lease),
+                      least(g.lease, @extschema@.idgen_registry_seconds(@extschema@.idgen_registry_max_lease(settings, g.kind))));
+    PERFORM @extschema@.idgen_registry_check_lease(lease, settings, g.kind);
     IF g.released_at IS NOT NULL THEN
         RAISE EXCEPTION 'grant lost: grant % was released at %', g.grant_id, g.released_at
             USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Acquire a new grant.';
@@ -884,7 +1035,7 @@ BEGIN
         t := CASE WHEN isfinite(last_id_time) THEN @extschema@.idgen_registry_id_time(g.kind, g.epoch_ms, last_id_time) END;
         IF t IS NULL OR t < g.lo OR t >= g.hi THEN
             RAISE EXCEPTION 'device % reports an id outside the window of grant %', quote_literal(device), g.grant_id
-                USING ERRCODE = 'object_not_in_prerequisite_state',
+                USING ERRCODE = 'IG006',
                       DETAIL = format('Its last id is of %s; the window is [%s, %s).', last_id_time,
                           @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.lo),
                           @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.hi));
@@ -1010,7 +1161,8 @@ COMMENT ON FUNCTION idgen_verify(regclass, name) IS 'the ids of a column that no
 -- roles a DBA names (idgen_pool_allow); the DBA's own (reservations, the fence, the pools' ACL)
 -- and the internals stay the owner's and the superusers'. idgen_writer_of and idgen_verify stay
 -- executable by all: they read the registry through idgen_grants, which only the roles a DBA
--- grants SELECT on may read. The pure helpers (pack, time_end, moment, id_time, point,
+-- grants SELECT on may read. The pure helpers (pack, time_end, moment, id_time, point, stripes,
+-- striped, max_lease, default_lease, check_lease,
 -- builtin_pool, fence_margin, seconds, lease, check_length) read no table and change nothing.
 REVOKE EXECUTE ON FUNCTION
     idgen_acquire(text, text, interval, text),
@@ -1027,6 +1179,10 @@ REVOKE EXECUTE ON FUNCTION
     idgen_registry_own_slot(text),
     idgen_registry_pool_of(text),
     idgen_registry_fence_lease(text, int4range),
+    idgen_registry_current_stripe(),
+    idgen_registry_lost_eras(),
+    idgen_registry_fence_until(text, int4range),
+    idgen_registry_pick_stripe(bigint, bigint),
     idgen_registry_caller(),
     idgen_registry_trusted(name),
     idgen_registry_cap(text, name),

@@ -26,6 +26,110 @@ CREATE TABLE idgen_registry_quota (
 );
 COMMENT ON TABLE idgen_registry_quota IS 'internal: a row lock per pool and role, taken while a capped acquire counts the role''s live grants';
 
+-- The registry through failovers (issue 34): sql/registry.sql -----------------------------------
+-- A pool's longest Snowflake lease (NULL: max_lease); the xid12 stripe of each origin (NULL: any,
+-- an origin recorded before 0.7.0: the call at the end of this script gives the current one its
+-- stripe); the grant's window and the server's time as integer id-time.
+ALTER TABLE idgen_registry_pool ADD COLUMN snowflake_max_lease interval
+    CHECK (snowflake_max_lease >= interval '1 second' AND snowflake_max_lease <= max_lease);
+ALTER TABLE idgen_registry_origin ADD COLUMN xid12_stripe integer CHECK (xid12_stripe >= 0 AND xid12_stripe < 64);
+ALTER TYPE idgen_grant ADD ATTRIBUTE lo_t bigint, ADD ATTRIBUTE hi_t bigint, ADD ATTRIBUTE server_t bigint;
+-- >>> sql/registry.sql idgen_registry_builtin_pool
+CREATE OR REPLACE FUNCTION idgen_registry_builtin_pool(pool text) RETURNS idgen_registry_pool
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN CASE WHEN pool = 'edge'
+        THEN ROW('edge', int4range(768, 1024), int4range(12582912, 16777216), interval '366 days', NULL)::@extschema@.idgen_registry_pool
+        ELSE ROW(pool, int4range(0, 768), int4range(0, 12582912), interval '1 hour', interval '3 minutes')::@extschema@.idgen_registry_pool END;
+COMMENT ON FUNCTION idgen_registry_builtin_pool(text) IS 'internal: the built-in edge pool, or the app pool under another name';
+-- <<< sql/registry.sql idgen_registry_builtin_pool
+-- >>> sql/registry.sql idgen_registry_pool_of
+CREATE OR REPLACE FUNCTION idgen_registry_pool_of(pool text) RETURNS idgen_registry_pool
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN coalesce(
+        (SELECT p FROM @extschema@.idgen_registry_pool p WHERE p.pool = $1),
+        CASE WHEN pool = 'edge' THEN @extschema@.idgen_registry_builtin_pool('edge')
+             ELSE (SELECT ROW($1, a.snowflake_slots, a.xid12_slots, a.max_lease, a.snowflake_max_lease)::@extschema@.idgen_registry_pool
+                   FROM @extschema@.idgen_registry_pool a WHERE a.pool = 'app') END,
+        @extschema@.idgen_registry_builtin_pool(pool));
+COMMENT ON FUNCTION idgen_registry_pool_of(text) IS 'internal: a pool''s slots and longest lease';
+-- <<< sql/registry.sql idgen_registry_pool_of
+-- >>> sql/registry.sql idgen_registry_max_lease
+CREATE OR REPLACE FUNCTION idgen_registry_max_lease(p idgen_registry_pool, kind text) RETURNS interval
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN CASE kind WHEN 'snowflake' THEN coalesce(p.snowflake_max_lease, p.max_lease) ELSE p.max_lease END;
+COMMENT ON FUNCTION idgen_registry_max_lease(idgen_registry_pool, text) IS 'internal: the longest lease of a pool''s grants of a kind';
+-- <<< sql/registry.sql idgen_registry_max_lease
+-- >>> sql/registry.sql idgen_registry_default_lease
+CREATE OR REPLACE FUNCTION idgen_registry_default_lease(p idgen_registry_pool, kind text) RETURNS interval
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN least(interval '10 minutes', @extschema@.idgen_registry_max_lease(p, kind));
+COMMENT ON FUNCTION idgen_registry_default_lease(idgen_registry_pool, text) IS 'internal: the lease of a writer that asks for none (10 minutes, at most the pool''s longest)';
+-- <<< sql/registry.sql idgen_registry_default_lease
+-- >>> sql/registry.sql idgen_registry_fence_lease
+CREATE OR REPLACE FUNCTION idgen_registry_fence_lease(kind text, slots int4range) RETURNS interval
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT max(CASE $1 WHEN 'snowflake' THEN coalesce(p.snowflake_max_lease, p.max_lease) ELSE p.max_lease END) FROM (
+                SELECT * FROM @extschema@.idgen_registry_pool
+                UNION ALL
+                SELECT (@extschema@.idgen_registry_builtin_pool(b)).* FROM unnest(ARRAY['edge', 'app']) b
+                WHERE NOT EXISTS (SELECT FROM @extschema@.idgen_registry_pool r WHERE r.pool = b)) p
+            WHERE CASE $1 WHEN 'snowflake' THEN p.snowflake_slots ELSE p.xid12_slots END && $2);
+COMMENT ON FUNCTION idgen_registry_fence_lease(text, int4range) IS 'internal: the longest lease of every pool that shares these slots';
+-- <<< sql/registry.sql idgen_registry_fence_lease
+-- >>> sql/registry.sql idgen_registry_stripes
+CREATE OR REPLACE FUNCTION idgen_registry_stripes() RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN 64;
+COMMENT ON FUNCTION idgen_registry_stripes() IS 'internal: the number of xid12 stripes (a machine id''s stripe is the machine id mod this)';
+-- <<< sql/registry.sql idgen_registry_stripes
+-- >>> sql/registry.sql idgen_registry_striped
+CREATE OR REPLACE FUNCTION idgen_registry_striped(slots int4range) RETURNS boolean
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN upper(slots) - lower(slots) >= 64 * @extschema@.idgen_registry_stripes();
+COMMENT ON FUNCTION idgen_registry_striped(int4range) IS 'internal: whether a pool''s xid12 machine ids are granted by stripe (at least 64 per stripe)';
+-- <<< sql/registry.sql idgen_registry_striped
+-- >>> sql/registry.sql idgen_registry_current_stripe
+CREATE OR REPLACE FUNCTION idgen_registry_current_stripe() RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT o.xid12_stripe FROM @extschema@.idgen_registry_origin o ORDER BY o.seen_at DESC, o.reason IS NULL LIMIT 1);
+COMMENT ON FUNCTION idgen_registry_current_stripe() IS 'internal: the xid12 stripe the registry grants machine ids from (NULL: any)';
+-- <<< sql/registry.sql idgen_registry_current_stripe
+-- >>> sql/registry.sql idgen_registry_lost_eras
+CREATE OR REPLACE FUNCTION idgen_registry_lost_eras() RETURNS TABLE (stripe integer, ended timestamptz)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    BEGIN ATOMIC
+        SELECT p.xid12_stripe, c.seen_at
+        FROM @extschema@.idgen_registry_origin p
+        CROSS JOIN LATERAL (SELECT n.seen_at, n.fenced FROM @extschema@.idgen_registry_origin n
+                            WHERE n.reason IS NOT NULL AND n.seen_at >= p.seen_at AND n.ctid <> p.ctid
+                            ORDER BY n.seen_at LIMIT 1) c
+        WHERE c.fenced;
+    END;
+COMMENT ON FUNCTION idgen_registry_lost_eras() IS 'internal: the earlier origins whose grants may be lost, their xid12 stripe and when their era ended';
+-- <<< sql/registry.sql idgen_registry_lost_eras
+-- >>> sql/registry.sql idgen_registry_row
+CREATE OR REPLACE FUNCTION idgen_registry_row(g idgen_registry_grant, token bigint, server_time timestamptz)
+    RETURNS idgen_grant
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN ROW(g.grant_id, token, g.kind, g.slot,
+               @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.lo),
+               @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.hi),
+               g.epoch_ms, server_time, g.lo, g.hi,
+               @extschema@.idgen_registry_id_time(g.kind, g.epoch_ms, server_time))::@extschema@.idgen_grant;
+COMMENT ON FUNCTION idgen_registry_row(idgen_registry_grant, bigint, timestamptz) IS 'internal: a grant as acquire, renew and release return it';
+-- <<< sql/registry.sql idgen_registry_row
+REVOKE EXECUTE ON FUNCTION idgen_registry_current_stripe(), idgen_registry_lost_eras() FROM PUBLIC;
+
 -- >>> sql/registry.sql idgen_registry_caller
 CREATE OR REPLACE FUNCTION idgen_registry_caller() RETURNS name
     LANGUAGE sql STABLE PARALLEL RESTRICTED
@@ -57,7 +161,7 @@ BEGIN
         WHERE a.pool = $1 AND pg_has_role(role_name, r.oid, 'USAGE');
     IF cap IS NULL THEN
         RAISE EXCEPTION 'role % may not take grants in pool %', quote_ident(role_name), quote_literal(pool)
-            USING ERRCODE = 'insufficient_privilege',
+            USING ERRCODE = 'IG002',
                   HINT = 'The superuser or the extension''s owner allows a role a pool with idgen_pool_allow(pool, role, max_live).';
     END IF;
     RETURN cap;
@@ -90,6 +194,63 @@ $$;
 COMMENT ON FUNCTION idgen_registry_lease(interval) IS 'internal: a lease as elapsed seconds; 22023 for a month or year part';
 -- <<< sql/registry.sql idgen_registry_lease
 
+-- Leases too long are IG004; the fence's end, per kind and xid12 stripe (issue 34).
+-- >>> sql/registry.sql idgen_registry_check_lease
+CREATE OR REPLACE FUNCTION idgen_registry_check_lease(lease interval, settings idgen_registry_pool, kind text) RETURNS void
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF lease IS NULL OR lease < interval '1 second' THEN
+        RAISE EXCEPTION 'invalid lease: %', coalesce(lease::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'A lease is at least 1 second.';
+    END IF;
+    IF lease > @extschema@.idgen_registry_seconds(@extschema@.idgen_registry_max_lease(settings, kind)) THEN
+        RAISE EXCEPTION 'lease % is longer than pool % allows for % grants', lease, quote_literal(settings.pool), kind
+            USING ERRCODE = 'IG004',
+                  DETAIL = format('The longest %s lease of pool %s is %s.', kind, quote_literal(settings.pool),
+                                  @extschema@.idgen_registry_max_lease(settings, kind)),
+                  HINT = 'Ask for a shorter lease, or for none (the pool''s default).';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION idgen_registry_check_lease(interval, idgen_registry_pool, text) IS 'internal: 22023 for a lease under 1 second, IG004 for one longer than the pool allows for the kind';
+-- <<< sql/registry.sql idgen_registry_check_lease
+-- >>> sql/registry.sql idgen_registry_fence_until
+CREATE OR REPLACE FUNCTION idgen_registry_fence_until(kind text, slots int4range) RETURNS timestamptz
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT max(e.ended) + @extschema@.idgen_registry_seconds(@extschema@.idgen_registry_fence_lease($1, $2))
+                   + @extschema@.idgen_registry_fence_margin()
+            FROM @extschema@.idgen_registry_lost_eras() e
+            WHERE $1 = 'snowflake' OR NOT @extschema@.idgen_registry_striped($2) OR e.stripe IS NULL
+               OR e.stripe IS NOT DISTINCT FROM (SELECT @extschema@.idgen_registry_current_stripe())
+               OR (SELECT @extschema@.idgen_registry_current_stripe()) IS NULL);
+COMMENT ON FUNCTION idgen_registry_fence_until(text, int4range) IS 'internal: until when a failover''s fence closes these slots of a kind (NULL: open)';
+-- <<< sql/registry.sql idgen_registry_fence_until
+-- >>> sql/registry.sql idgen_registry_pick_stripe
+CREATE OR REPLACE FUNCTION idgen_registry_pick_stripe(sysid bigint, tli bigint) RETURNS integer
+    LANGUAGE sql VOLATILE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (WITH held AS (
+                SELECT e.stripe, max(e.ended) + @extschema@.idgen_registry_seconds(@extschema@.idgen_registry_fence_lease('xid12', int4range(0, 16777216)))
+                                 + @extschema@.idgen_registry_fence_margin() AS until
+                FROM @extschema@.idgen_registry_lost_eras() e GROUP BY e.stripe),
+            stripes AS (
+                SELECT st, greatest((SELECT h.until FROM held h WHERE h.stripe = st),
+                                    (SELECT h.until FROM held h WHERE h.stripe IS NULL)) AS until
+                FROM generate_series(0, @extschema@.idgen_registry_stripes() - 1) st),
+            free AS (
+                SELECT x.st, row_number() OVER (ORDER BY x.st) - 1 AS i, count(*) OVER () AS n
+                FROM stripes x WHERE x.until IS NULL OR x.until <= clock_timestamp())
+            SELECT coalesce(
+                (SELECT f.st FROM free f
+                 WHERE f.i = ('x' || substr(md5(sysid::text || '/' || tli::text), 1, 8))::bit(32)::bigint % f.n),
+                (SELECT x.st FROM stripes x ORDER BY x.until, x.st LIMIT 1)));
+COMMENT ON FUNCTION idgen_registry_pick_stripe(bigint, bigint) IS 'internal: the xid12 stripe of an origin that begins now (one no earlier origin''s grants can hold, if any)';
+-- <<< sql/registry.sql idgen_registry_pick_stripe
+REVOKE EXECUTE ON FUNCTION idgen_registry_fence_until(text, int4range), idgen_registry_pick_stripe(bigint, bigint) FROM PUBLIC;
+
 -- The registry's origin is recorded at install and update, not at its first call, and every
 -- change of it fences, whatever grants are to be seen (issue 34).
 -- >>> sql/registry.sql idgen_registry_check_origin
@@ -104,14 +265,16 @@ DECLARE
     prior record;
     why text;
     noticed bigint;
+    added tid;
 BEGIN
     -- The latest row (of two at one moment, the one that records a change).
-    SELECT o.ctid, o.system_identifier, o.timeline, o.seen_at, o.reason INTO last FROM @extschema@.idgen_registry_origin o
+    SELECT o.ctid, o.system_identifier, o.timeline, o.seen_at, o.reason, o.xid12_stripe INTO last
+        FROM @extschema@.idgen_registry_origin o
         ORDER BY o.seen_at DESC, o.reason IS NULL LIMIT 1;
     IF NOT FOUND THEN
         -- No history: the registry begins here, unfenced.
-        INSERT INTO @extschema@.idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason)
-            VALUES (sysid, tli, clock_timestamp(), false, NULL);
+        INSERT INTO @extschema@.idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason, xid12_stripe)
+            VALUES (sysid, tli, clock_timestamp(), false, NULL, @extschema@.idgen_registry_pick_stripe(sysid, tli));
         RETURN NULL;
     ELSIF last.system_identifier <> sysid THEN
         why := format('restored into another cluster (system identifier %s, was %s)', sysid, last.system_identifier);
@@ -136,7 +299,16 @@ BEGIN
             noticed := setval('@extschema@.idgen_registry_noticed_ms', floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint);
         END IF;
         INSERT INTO @extschema@.idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason)
-            VALUES (sysid, tli, 'epoch'::timestamptz + noticed * interval '1 millisecond', true, why);
+            VALUES (sysid, tli, 'epoch'::timestamptz + noticed * interval '1 millisecond', true, why)
+            RETURNING ctid INTO added;
+        -- Its stripe, once the row is there: the earlier origins' eras end with it.
+        UPDATE @extschema@.idgen_registry_origin o SET xid12_stripe = @extschema@.idgen_registry_pick_stripe(sysid, tli)
+            WHERE o.ctid = added;
+    ELSIF last.xid12_stripe IS NULL THEN
+        -- An origin recorded before 0.7.0: its grants so far are visible here, so from now on it
+        -- grants from one stripe (a lost grant can only be made after this is written).
+        UPDATE @extschema@.idgen_registry_origin o SET xid12_stripe = @extschema@.idgen_registry_pick_stripe(sysid, tli)
+            WHERE o.ctid = last.ctid;
     END IF;
     RETURN (SELECT o.seen_at FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1);
 END
@@ -334,7 +506,7 @@ $$;
 COMMENT ON FUNCTION idgen_registry_reserve(text, integer, text, boolean) IS 'internal: reserves a slot (idgen_reserve, and the server''s own slots)';
 -- <<< sql/registry.sql idgen_registry_reserve
 -- >>> sql/registry.sql idgen_acquire
-CREATE OR REPLACE FUNCTION idgen_acquire(kind text, writer text, lease interval DEFAULT '10 minutes', pool text DEFAULT 'app')
+CREATE OR REPLACE FUNCTION idgen_acquire(kind text, writer text, lease interval DEFAULT NULL, pool text DEFAULT 'app')
     RETURNS SETOF idgen_grant
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE ROWS 1 SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -346,8 +518,8 @@ DECLARE
     backdate CONSTANT interval := '5 seconds';
     settings @extschema@.idgen_registry_pool;
     slots int4range;
-    fence_since timestamptz;
-    fence_lease interval;
+    fence_until timestamptz;
+    stripe integer;
     own integer;
     epoch bigint;
     now_t bigint;
@@ -377,31 +549,29 @@ BEGIN
     cap := @extschema@.idgen_registry_cap(pool, caller);
     settings := @extschema@.idgen_registry_pool_of(pool);
     slots := CASE kind WHEN 'snowflake' THEN settings.snowflake_slots ELSE settings.xid12_slots END;
-    lease := @extschema@.idgen_registry_lease(lease);
-    IF lease IS NULL OR lease < interval '1 second' OR lease > @extschema@.idgen_registry_seconds(settings.max_lease) THEN
-        RAISE EXCEPTION 'invalid lease: %', coalesce(lease::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = format('A lease of pool %s is at least 1 second and at most %s.', quote_literal(pool), settings.max_lease);
-    END IF;
+    -- No lease asked for: the pool's default for the kind.
+    lease := @extschema@.idgen_registry_lease(coalesce(lease, @extschema@.idgen_registry_default_lease(settings, kind)));
+    PERFORM @extschema@.idgen_registry_check_lease(lease, settings, kind);
     IF writer IS NULL OR writer = '' THEN
         RAISE EXCEPTION 'a writer needs a name' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     PERFORM @extschema@.idgen_registry_check_length('writer', writer, 256);
     -- After a failover or a restore, grants made at the end of the old history may be lost:
-    -- nothing new is granted until they must have ended.
-    fence_since := @extschema@.idgen_registry_check_origin();
-    IF fence_since IS NOT NULL THEN
-        fence_lease := @extschema@.idgen_registry_fence_lease(kind, slots);
-    END IF;
-    IF fence_since + @extschema@.idgen_registry_seconds(fence_lease) + @extschema@.idgen_registry_fence_margin() > server_time THEN
-        RAISE EXCEPTION 'the writer registry grants nothing in pool % until %', quote_literal(pool),
-                fence_since + @extschema@.idgen_registry_seconds(fence_lease) + @extschema@.idgen_registry_fence_margin()
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = format('At %s the registry found itself on %s; grants made there just before may be lost, and they end by then (the longest lease of the pools that share this pool''s %s slots, %s, and %s for the servers'' clocks).',
-                      fence_since, (SELECT o.reason FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1),
-                      kind, fence_lease, @extschema@.idgen_registry_fence_margin()),
+    -- nothing new is granted in slots they may hold until they must have ended. xid12 machine
+    -- ids come from the current origin's stripe, which no lost grant holds (unless every stripe
+    -- may be held); Snowflake worker ids are too few to stripe.
+    PERFORM @extschema@.idgen_registry_check_origin();
+    fence_until := @extschema@.idgen_registry_fence_until(kind, slots);
+    IF fence_until > server_time THEN
+        RAISE EXCEPTION 'the writer registry grants no % slot in pool % until %', kind, quote_literal(pool),
+                to_char(fence_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+            USING ERRCODE = 'IG001',
+                  DETAIL = format('The registry found itself on %s; grants made on the old history just before may be lost, and they end by then (the longest %s lease of the pools that share this pool''s slots, %s, and %s for the servers'' clocks).',
+                      (SELECT o.reason FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1),
+                      kind, @extschema@.idgen_registry_fence_lease(kind, slots), @extschema@.idgen_registry_fence_margin()),
                   HINT = 'Writers with live grants renew them meanwhile. If no grant can have been lost (the promoted standby was synchronous), SELECT idgen_registry_lift_fence().';
     END IF;
+    stripe := CASE WHEN kind = 'xid12' AND @extschema@.idgen_registry_striped(slots) THEN @extschema@.idgen_registry_current_stripe() END;
     PERFORM @extschema@.idgen_registry_durable();
     -- The server's own slot is reserved before anything is granted.
     own := @extschema@.idgen_registry_own_slot(kind);
@@ -418,7 +588,7 @@ BEGIN
                                         WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1) THEN
         RAISE EXCEPTION 'the registry''s Snowflake grants use the epoch %, and pg_idgen.snowflake_epoch is now %',
                 (SELECT r.epoch_ms FROM @extschema@.idgen_registry_grant r WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1), epoch
-            USING ERRCODE = 'object_not_in_prerequisite_state',
+            USING ERRCODE = 'IG005',
                   HINT = 'Set pg_idgen.snowflake_epoch back: ids of two epochs cannot be told apart.';
     END IF;
     now_t := @extschema@.idgen_registry_id_time(kind, epoch, server_time);
@@ -439,7 +609,7 @@ BEGIN
               AND @extschema@.idgen_registry_moment(r.kind, r.epoch_ms, r.hi) > server_time;
         IF live >= cap THEN
             RAISE EXCEPTION 'role % holds % live grants in pool %, its cap', quote_ident(caller), live, quote_literal(pool)
-                USING ERRCODE = 'configuration_limit_exceeded',
+                USING ERRCODE = 'IG003',
                       HINT = 'Release grants that are not in use, or wait for one to end; the DBA sets the cap with idgen_pool_allow.';
         END IF;
     END IF;
@@ -462,6 +632,7 @@ BEGIN
         ELSIF tries <= 20 THEN
             SELECT s.slot INTO candidate FROM @extschema@.idgen_registry_slot s
             WHERE s.kind = 'xid12' AND s.slot <@ slots AND s.next_free <= now_t
+              AND (stripe IS NULL OR s.slot % @extschema@.idgen_registry_stripes() = stripe)
             ORDER BY s.next_free <= now_t - 5 DESC, random() LIMIT 1;
         END IF;
         IF tries > 2000 THEN
@@ -470,6 +641,14 @@ BEGIN
         END IF;
         IF candidate IS NULL AND kind = 'xid12' AND tries <= 200 THEN
             candidate := lower(slots) + floor(random() * (upper(slots) - lower(slots)))::integer;
+            IF stripe IS NOT NULL THEN
+                -- The machine id of the stripe just below (or, below the pool's first, above).
+                candidate := candidate - (candidate - stripe) % @extschema@.idgen_registry_stripes();
+                IF candidate < lower(slots) THEN
+                    candidate := candidate + @extschema@.idgen_registry_stripes();
+                END IF;
+                CONTINUE WHEN NOT candidate <@ slots;
+            END IF;
         END IF;
         IF candidate IS NULL THEN
             SELECT count(*) AS n, count(*) FILTER (WHERE s.next_free = @extschema@.idgen_registry_time_end($1)) AS reserved,
@@ -536,12 +715,11 @@ DECLARE
 BEGIN
     -- Still admitted to the grant's pool (42501 once the DBA took the role out of it).
     PERFORM @extschema@.idgen_registry_cap(g.pool, @extschema@.idgen_registry_caller());
-    lease := @extschema@.idgen_registry_lease(coalesce(lease, g.lease));
-    IF lease < interval '1 second' OR lease > @extschema@.idgen_registry_seconds(settings.max_lease) THEN
-        RAISE EXCEPTION 'invalid lease: %', lease
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = format('A lease of pool %s is at least 1 second and at most %s.', quote_literal(g.pool), settings.max_lease);
-    END IF;
+    -- No lease asked for: the grant's own, at most what the pool allows now (a DBA may have
+    -- shortened it since).
+    lease := coalesce(@extschema@.idgen_registry_lease(lease),
+                      least(g.lease, @extschema@.idgen_registry_seconds(@extschema@.idgen_registry_max_lease(settings, g.kind))));
+    PERFORM @extschema@.idgen_registry_check_lease(lease, settings, g.kind);
     IF g.released_at IS NOT NULL THEN
         RAISE EXCEPTION 'grant lost: grant % was released at %', g.grant_id, g.released_at
             USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Acquire a new grant.';
@@ -634,7 +812,7 @@ BEGIN
         t := CASE WHEN isfinite(last_id_time) THEN @extschema@.idgen_registry_id_time(g.kind, g.epoch_ms, last_id_time) END;
         IF t IS NULL OR t < g.lo OR t >= g.hi THEN
             RAISE EXCEPTION 'device % reports an id outside the window of grant %', quote_literal(device), g.grant_id
-                USING ERRCODE = 'object_not_in_prerequisite_state',
+                USING ERRCODE = 'IG006',
                       DETAIL = format('Its last id is of %s; the window is [%s, %s).', last_id_time,
                           @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.lo),
                           @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.hi));

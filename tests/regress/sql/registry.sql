@@ -7,7 +7,15 @@ SELECT count(*) AS origins, bool_or(fenced) AS fenced, every(reason IS NULL) AS 
        every((o.system_identifier, o.timeline) = (s.system_identifier,
              ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint)) AS this_origin
 FROM idgen_registry_origin o, pg_control_system() s;
+-- Its xid12 stripe: the one it grants machine ids from.
+SELECT xid12_stripe BETWEEN 0 AND 63 AS has_stripe, xid12_stripe = idgen_registry_current_stripe() AS current
+FROM idgen_registry_origin;
 CREATE TEMP TABLE g AS SELECT * FROM idgen_acquire('snowflake', 'regress-a', '1 minute');
+-- The integer id-time is the window's, in milliseconds since the epoch.
+SELECT lo_t = (extract(epoch FROM lo) * 1000)::bigint - epoch_ms AS lo_t_ok,
+       hi_t = (extract(epoch FROM hi) * 1000)::bigint - epoch_ms AS hi_t_ok,
+       server_t = floor(extract(epoch FROM server_time) * 1000)::bigint - epoch_ms AS server_t_ok
+FROM g;
 -- One row; a window from 5 s before the server's clock (rounded down to a whole millisecond) to
 -- one lease after it, in whole milliseconds of the server's epoch.
 SELECT kind, slot BETWEEN 0 AND 1023 AS slot_ok, token IS NOT NULL AS has_token,
@@ -24,8 +32,21 @@ WHERE attrelid IN ('idgen_registry_grant'::regclass, 'idgen_registry_slot'::regc
 
 -- Renew: the same grant and slot, a later end.
 SELECT r.grant_id = g.grant_id AND r.slot = g.slot AND r.lo = g.lo AS same_grant, r.hi >= g.hi AS later_end,
-       r.hi - r.server_time BETWEEN interval '9 min 59.999 s' AND interval '10 min' AS new_lease
-FROM g, idgen_renew(g.grant_id, g.token, '10 minutes') r;
+       r.hi - r.server_time BETWEEN interval '1 min 59.999 s' AND interval '2 min' AS new_lease
+FROM g, idgen_renew(g.grant_id, g.token, '2 minutes') r;
+-- No lease asked for: the pool's default for the kind, 10 minutes at most its longest (the app
+-- pool's Snowflake grants: 3 minutes; its xid12 grants: 1 hour). Longer is IG004.
+CREATE TEMP TABLE d AS SELECT * FROM idgen_acquire('snowflake', 'regress-default-lease');
+SELECT hi_t - server_t = 180000 AS snowflake_default, hi - server_time BETWEEN interval '2 min 59.999 s' AND interval '3 min' AS ok
+FROM d;
+SELECT r.hi = r.lo AS released_unused FROM d, idgen_release(d.grant_id, d.token, '-infinity') r;
+SELECT hi_t - server_t = 600 AS xid12_default FROM idgen_acquire('xid12', 'regress-default-lease');
+-- A renewal without a lease keeps the grant's own (1 minute: the window stays where the
+-- 2-minute renewal put it), not the pool's default.
+SELECT r.hi - r.server_time BETWEEN interval '1 min' AND interval '2 min' AS own_lease
+FROM g, idgen_renew(g.grant_id, g.token) r;
+SELECT test_helpers.error_of($$SELECT idgen_acquire('snowflake', 'w', '4 minutes')$$);
+SELECT kind FROM idgen_acquire('xid12', 'regress-long', '1 hour');
 -- A wrong token is 42501; an unknown grant 42704.
 SELECT regexp_replace(test_helpers.error_of(format('SELECT idgen_renew(%s, %s)', grant_id, token + 1)), '\d+$', 'N') FROM g;
 SELECT test_helpers.error_of('SELECT idgen_renew(-1, 0)');
@@ -88,23 +109,44 @@ SELECT regexp_replace(test_helpers.error_of($$SELECT idgen_acquire('xid12', 'bat
 DELETE FROM idgen_registry_pool WHERE pool = 'batch';
 
 -- A new timeline or cluster fences the registry: as if this database had lived on timeline 999
--- until a second ago. New grants wait until the lost ones must have ended; a grant that had
--- ended before the fence is not continued; live grants renew; an operator may lift it.
+-- until a second ago, granting xid12 machine ids from the stripe of the grants below. New
+-- Snowflake grants wait until the lost ones must have ended (the app pool's longest Snowflake
+-- lease, 3 minutes, and 1 minute for the clocks); new xid12 grants come at once from another
+-- stripe, which no lost grant can hold; a grant that had ended before the fence is not
+-- continued; live grants renew; an operator may lift it.
 CREATE TEMP TABLE old_grant AS SELECT * FROM idgen_acquire('xid12', 'before-failover', '1 minute');
 UPDATE idgen_registry_grant SET hi = lo + 1, granted_at = granted_at - interval '10 s'
     WHERE grant_id = (SELECT grant_id FROM old_grant);
 UPDATE idgen_registry_slot SET next_free = (SELECT hi FROM idgen_registry_grant WHERE grant_id = (SELECT grant_id FROM old_grant))
     WHERE kind = 'xid12' AND slot = (SELECT slot FROM old_grant);
 CREATE TEMP TABLE live_grant AS SELECT * FROM idgen_acquire('xid12', 'live-at-failover', '1 minute');
-INSERT INTO idgen_registry_origin
-    SELECT system_identifier, 999, clock_timestamp(), false, NULL FROM pg_control_system();
-SELECT regexp_replace(test_helpers.error_of($$SELECT idgen_acquire('xid12', 'after-failover')$$), 'until .*', 'until …');
+SELECT l.slot % 64 = o.slot % 64 AS one_stripe FROM live_grant l, old_grant o;
+INSERT INTO idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason, xid12_stripe)
+    SELECT system_identifier, 999, clock_timestamp(), false, NULL, (SELECT slot % 64 FROM live_grant) FROM pg_control_system();
+SELECT regexp_replace(test_helpers.error_of($$SELECT idgen_acquire('snowflake', 'after-failover')$$), 'until .*', 'until …');
+-- The fence's end, in the message: 4 minutes after the change was noticed.
+SELECT (regexp_match(test_helpers.error_of($$SELECT idgen_acquire('snowflake', 'after-failover')$$),
+                     'until (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z)$'))[1]::timestamptz
+       - ('epoch'::timestamptz + (SELECT last_value FROM idgen_registry_noticed_ms) * interval '1 millisecond') AS fence_length;
+CREATE TEMP TABLE new_grant AS SELECT * FROM idgen_acquire('xid12', 'after-failover', '1 minute');
+SELECT n.slot % 64 <> l.slot % 64 AS other_stripe, n.slot % 64 = idgen_registry_current_stripe() AS current_stripe
+FROM new_grant n, live_grant l;
 SELECT regexp_replace(test_helpers.error_of(format('SELECT idgen_renew(%s, %s)', grant_id, token)), 'grant \d+ (.*) at .*', 'grant N \1 at …') FROM old_grant;
 SELECT r.hi > l.hi AS live_grant_renewed FROM live_grant l, idgen_renew(l.grant_id, l.token, '2 minutes') r;
 SELECT timeline <> 999 AS new_timeline, fenced, reason ~ '^a new timeline \d+ \(was 999\)' AS why
 FROM idgen_registry_origin ORDER BY seen_at DESC LIMIT 1;
+-- An origin recorded before 0.7.0 has no stripe: its grants may hold any, so xid12 is fenced too.
+UPDATE idgen_registry_origin SET xid12_stripe = NULL WHERE timeline = 999;
+SELECT regexp_replace(test_helpers.error_of($$SELECT idgen_acquire('xid12', 'after-failover-2')$$), 'until .*', 'until …');
+-- So is a pool too small to stripe (under 4096 machine ids), whatever the stripes.
+UPDATE idgen_registry_origin SET xid12_stripe = (SELECT slot % 64 FROM live_grant) WHERE timeline = 999;
+INSERT INTO idgen_registry_pool VALUES ('small', int4range(100, 101), int4range(5000, 5100), '1 hour');
+SELECT regexp_replace(test_helpers.error_of($$SELECT idgen_acquire('xid12', 'small-1', '1 minute', 'small')$$), 'until .*', 'until …');
+SELECT kind FROM idgen_acquire('xid12', 'after-failover-3', '1 minute');
 SELECT idgen_registry_lift_fence();
-SELECT kind FROM idgen_acquire('xid12', 'after-lift', '1 minute');
+SELECT slot BETWEEN 5000 AND 5099 AS small_pool FROM idgen_acquire('xid12', 'small-1', '1 minute', 'small');
+DELETE FROM idgen_registry_pool WHERE pool = 'small';
+SELECT kind FROM idgen_acquire('snowflake', 'after-lift', '1 minute');
 -- A dump restored into a fresh CREATE EXTENSION: the install's row (where the registry began)
 -- is there first, the dumped history's rows are copied in after it, with earlier moments. That
 -- fences, whatever grants are to be seen: the dumped registry may have granted after the dump.
@@ -113,10 +155,11 @@ CREATE TEMP TABLE saved_origin AS SELECT * FROM idgen_registry_origin;
 CREATE TEMP VIEW here AS SELECT system_identifier AS sysid,
     ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint AS tli FROM pg_control_system();
 DELETE FROM idgen_registry_origin;
-INSERT INTO idgen_registry_origin SELECT sysid, tli, clock_timestamp(), false, NULL FROM here;
-INSERT INTO idgen_registry_origin VALUES (12345, 1, clock_timestamp() - interval '1 day', false, NULL);
-SELECT regexp_replace(test_helpers.error_of($$SELECT idgen_acquire('xid12', 'after-restore')$$), 'until .*', 'until …');
--- (The refused call rolled its row back; this call keeps one, from the same start.)
+INSERT INTO idgen_registry_origin SELECT sysid, tli, clock_timestamp(), false, NULL, 5 FROM here;
+INSERT INTO idgen_registry_origin VALUES (12345, 1, clock_timestamp() - interval '1 day', false, NULL, 5);
+SELECT regexp_replace(test_helpers.error_of($$SELECT idgen_acquire('snowflake', 'after-restore')$$), 'until .*', 'until …');
+SELECT slot % 64 <> 5 AS other_stripe FROM idgen_acquire('xid12', 'after-restore', '1 minute');
+-- (A refused call rolls its row back; a later call keeps one, from the same start.)
 SELECT idgen_registry_check_origin() BETWEEN clock_timestamp() - interval '10 s' AND clock_timestamp() AS fenced_now;
 SELECT fenced, replace(reason, (SELECT sysid FROM here)::text, 'THIS') AS reason
 FROM idgen_registry_origin ORDER BY seen_at DESC LIMIT 1;
@@ -133,12 +176,13 @@ SELECT idgen_registry_lift_fence();
 DELETE FROM idgen_registry_origin;
 INSERT INTO idgen_registry_origin SELECT sysid, tli, clock_timestamp(), false, NULL FROM here;
 SELECT kind FROM idgen_acquire('xid12', 'fresh', '1 minute');
-SELECT count(*) AS origins FROM idgen_registry_origin;
+-- (A row without a stripe, as before 0.7.0, gets one at the first call.)
+SELECT count(*) AS origins, count(xid12_stripe) AS with_stripe FROM idgen_registry_origin;
 DELETE FROM idgen_registry_origin;
 INSERT INTO idgen_registry_origin SELECT * FROM saved_origin;
 -- A fence closes a pool's slots for as long as a lost grant of any pool sharing them can last:
 -- pools may share slots, so a pool of short leases on some of the edge pool's slots waits as
--- long as the edge pool (366 days), the app pool's own slots an hour. A pool without a row
+-- long as the edge pool (366 days), the app pool's own Snowflake slots 3 minutes. A pool without a row
 -- is the app pool under another name (its row when it has one).
 INSERT INTO idgen_registry_pool VALUES ('shares-edge', int4range(1000, 1001), int4range(16000000, 16000001), '15 seconds');
 SELECT idgen_registry_fence_lease('snowflake', int4range(1000, 1001)) AS shared_with_edge,

@@ -96,10 +96,10 @@ SELECT test_helpers.error_of('SET ROLE regress_sec_w1') AS become_w1;
 SELECT grant_id AS g2, token AS t2 FROM idgen_acquire('snowflake', 'honest-1', '1 minute') \gset
 INSERT INTO test_helpers.kept VALUES (:g2, :t2);
 SELECT writer, db_role FROM idgen_grants WHERE grant_id = :g2;
--- Pools it is not allowed: the edge pool's 366-day leases, and an app-like pool of another name.
+-- Pools it is not allowed (IG002): the edge pool's 366-day leases, and an app-like pool of another name.
 SELECT test_helpers.error_of($$SELECT idgen_acquire('snowflake', 'w2', '366 days', 'edge')$$) AS edge_pool;
 SELECT test_helpers.error_of($$SELECT idgen_acquire('xid12', 'w2', '1 minute', 'other')$$) AS other_pool;
--- Its cap: 3 live grants in the pool (it holds 1); the fourth is 53400. A released grant is
+-- Its cap: 3 live grants in the pool (it holds 1); the fourth is IG003. A released grant is
 -- not live.
 SELECT count(*) AS acquired FROM (SELECT idgen_acquire('xid12', 'w2', '1 minute') FROM generate_series(1, 2)) a;
 SELECT test_helpers.error_of($$SELECT idgen_acquire('xid12', 'w2', '1 minute')$$) AS over_cap;

@@ -331,7 +331,8 @@ def test_exhaustion_is_53400_and_a_release_frees_a_slot():
             while True:
                 try:
                     grants.append(conn.execute(
-                        "SELECT grant_id, token, slot FROM idgen_acquire('snowflake', %s, '10 minutes', %s)",
+                        # The pool's default lease (app: 3 minutes, its longest for Snowflake).
+                        "SELECT grant_id, token, slot FROM idgen_acquire('snowflake', %s, NULL, %s)",
                         [f"filler-{len(grants)}", pool]).fetchone() + (pool,))
                 except psycopg.errors.ConfigurationLimitExceeded as e:
                     details[pool] = (e.diag.message_primary, e.diag.message_detail)

@@ -1,11 +1,14 @@
 """Each refusal of the writer registry reaches a Python program as its own class (issue 34, "each
 condition its own error"; tests/vectors/registry_errors.json): every condition a test database
-can be brought to, through the client's Registry, against the server's real SQLSTATE.
+can be brought to, through the client's Registry (and an EdgeStore for a report), against the
+server's real SQLSTATE. Not here: EpochChanged (pg_idgen.snowflake_epoch is a reload setting of
+the shared cluster) and DeviceConflict (test_edge.py, as EdgeCloned).
 
 The roles are the README's: a writer role allowed in a pool by idgen_pool_allow, with a cap; the
 DBA (postgres here) adds a pool of one slot and fakes a failover by writing the row that
 idgen_registry_check_origin() writes when it finds a new timeline."""
 import datetime
+import sqlite3
 
 import pytest
 
@@ -171,3 +174,21 @@ def test_fenced():
                 early._renew_or_replace()
             assert early.grant.grant_id == before_grant
             early.next_id()
+
+
+def test_report_outside_window(db, tmp_path):
+    # An edge device whose file says its last id lies past its window (a file edited by hand):
+    # its report is refused, and nothing is renewed.
+    with connect(dbname=db) as pg:
+        file = sqlite3.connect(tmp_path / "device.db")
+        store = pg_idgen.EdgeStore(file, "xid12", device="edited")
+        g = store.enrol(pg, "errors@edited", lease=datetime.timedelta(days=1))
+        store.next_id()
+        file.commit()
+        with file:
+            file.execute("UPDATE pg_idgen_edge SET last_id_us = hi_us + 86400000000 WHERE kind = 'xid12'")
+        with pytest.raises(pg_idgen.ReportOutsideWindow, match="reports an id outside the window") as e:
+            store.sync(pg)
+        assert e.value.sqlstate == "IG006"
+        hi = pg.execute("SELECT hi FROM idgen_grants WHERE grant_id = %s", (g.grant_id,)).fetchone()[0]
+        assert hi == g.hi, (hi, g.hi)

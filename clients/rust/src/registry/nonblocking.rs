@@ -407,11 +407,15 @@ impl<C: Core> Shared<C> {
                 let _guard = shared.renewing.lock().await;
                 shared.renew_locked(seen).await
             };
-            let mut st = lock(&shared.state);
-            st.in_flight = false;
-            if result.is_err() {
-                st.renew_due = Instant::now() + st.retry_in;
+            {
+                let mut st = lock(&shared.state);
+                st.in_flight = false;
+                if result.is_err() {
+                    st.renew_due = Instant::now() + st.retry_in;
+                }
             }
+            // Wakes a waiter even when there was nothing to do (renewed meanwhile).
+            shared.changed.send_modify(|n| *n += 1);
         });
     }
 
@@ -422,20 +426,10 @@ impl<C: Core> Shared<C> {
         let wait = self.registry.settings.renew_wait;
         let deadline = tokio::time::Instant::now() + wait;
         let mut changed = self.changed.subscribe();
-        let (attempts, start) = {
-            let mut st = lock(&self.state);
-            let start = !st.in_flight && st.generation == seen;
-            if start {
-                st.in_flight = true;
-            }
-            (st.attempts, start)
-        };
-        if start {
-            self.spawn_renewal(seen);
-        }
+        let attempts = lock(&self.state).attempts;
         loop {
-            {
-                let st = lock(&self.state);
+            let start = {
+                let mut st = lock(&self.state);
                 if st.closed {
                     return Err(Error::Closed);
                 }
@@ -447,6 +441,13 @@ impl<C: Core> Shared<C> {
                         return Err(renewal_failed(e, st.hi_ms()));
                     }
                 }
+                // None runs (or the one that ran had nothing to do): start one.
+                let start = !st.in_flight;
+                st.in_flight = true;
+                start
+            };
+            if start {
+                self.spawn_renewal(seen);
             }
             if !matches!(
                 tokio::time::timeout_at(deadline, changed.changed()).await,

@@ -19,6 +19,12 @@ const PATHS: [Option<&str>; 2] = [None, Some("public,pg_catalog")];
 /// A fresh database `db` with the extension in public (CREATE EXTENSION's default) and the
 /// hostile objects; the superuser's connection to it.
 fn hostile_database(host: &str, port: u16, db: &str) -> postgres::Client {
+    // One at a time: the hostile script creates a role when it is missing, and two tests doing
+    // that at once race (23505 on pg_authid).
+    static SETUP: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = SETUP
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     common::empty_database(
         host,
         port,

@@ -279,10 +279,17 @@ async fn sqlx_registry() {
     for t in tasks {
         all.extend(t.await.unwrap());
     }
-    // Past half the lease, the next id renews inline.
+    // Past half the lease, the next id starts a renewal in a task (without waiting for it).
     tokio::time::sleep(Duration::from_millis(1200)).await;
     all.push(ids.next_id().await.unwrap());
-    assert!(ids.grant().1 > generation);
+    let asked = std::time::Instant::now();
+    while ids.grant().1 == generation && asked.elapsed() < Duration::from_secs(3) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        ids.grant().1 > generation,
+        "no renewal 3 s after half the lease"
+    );
     assert_eq!(all.iter().collect::<HashSet<_>>().len(), all.len());
     let xids = registry.xid12(Duration::from_secs(60)).await.unwrap();
     let x = xids.new().await.unwrap();
@@ -304,4 +311,43 @@ async fn sqlx_registry() {
     .await
     .unwrap();
     assert_eq!(c, (0, true, 1));
+}
+
+#[test]
+#[ignore = "needs the test cluster (scripts/test.sh: --include-ignored)"]
+fn no_lease_is_the_servers_default_and_refusals_have_their_condition() {
+    use pg_idgen_client::RegistryCondition;
+    let (host, port) = server();
+    let registry = registry(&host, port, "rust-default-lease");
+    // No lease given: none is sent, and the window is the pool's default for the kind (at most
+    // the 10 minutes the client used to send), renewed with the grant's own lease.
+    let ids = registry.snowflake(None).unwrap();
+    ids.next_id().unwrap();
+    let (lo, hi) = ids.window_ms();
+    assert!(hi - lo > 1000 && hi - lo <= 605_000, "window {lo}..{hi}");
+    let mut c = connect(&host, port, DB).unwrap();
+    let lease_ms: i64 = c
+        .query_one(
+            "SELECT (extract(epoch FROM lease) * 1000)::int8 FROM ids.idgen_grants
+             WHERE grant_id = $1",
+            &[&ids.grant().0],
+        )
+        .unwrap()
+        .get(0);
+    ids.renew().unwrap();
+    let (_, renewed) = ids.window_ms();
+    assert!(renewed >= hi && renewed <= now_ms() + lease_ms + 1000);
+    ids.close().unwrap();
+    let xids = registry.xid12(None).unwrap();
+    xids.new().unwrap();
+    xids.close().unwrap();
+    // A lease longer than the pool allows: IG004, LeaseTooLong.
+    let e = registry
+        .snowflake(Duration::from_secs(400 * 86_400))
+        .unwrap_err();
+    assert_eq!(
+        e.registry_condition(),
+        Some(RegistryCondition::LeaseTooLong),
+        "{e:?}"
+    );
 }

@@ -26,24 +26,110 @@ export class RegistryError extends Error {
   }
 }
 
-/** The registry could not be reached (connection refused or lost). */
+/**
+ * The registry could not be reached (connection refused or lost, or no answer within the
+ * Registry's `timeout`), or at the window's end no renewed window came within `renewWait`.
+ */
 export class RegistryUnavailable extends RegistryError {
   override name = 'RegistryUnavailable';
 }
 
-/** SQLSTATE 55000: the grant cannot be renewed (its slot's next id-time went to another writer, or it was released). */
+// One class per condition of the registry's refusals (tests/vectors/registry_errors.json; the
+// registry's errors in docs/formats.md): a program tells them apart by the class alone.
+
+/**
+ * SQLSTATE 55000 (grant lost) or 42704 (no such grant): the grant cannot be renewed (released,
+ * ended before a fence, or its slot's next id-time went to another writer, or a registry
+ * restored from before it was made). The generator acquires a new grant.
+ */
 export class GrantLost extends RegistryError {
   override name = 'GrantLost';
 }
 
-/** SQLSTATE 53400: every Snowflake slot is held (the message's DETAIL says how many, when the first frees). */
+/** SQLSTATE 53400: every slot of the pool for this kind is held (the DETAIL says how many and when the first ends). */
 export class SlotsExhausted extends RegistryError {
   override name = 'SlotsExhausted';
 }
 
-/** SQLSTATE 42501: the token does not match the grant. */
+/** SQLSTATE 42501: a wrong token, a grant of another role, or a reservation (which has no token). */
 export class WrongToken extends RegistryError {
   override name = 'WrongToken';
+}
+
+/**
+ * SQLSTATE IG001: after a failover, a point-in-time recovery or a restore, the registry grants
+ * nothing of this kind in this pool until a grant that may have been lost must have ended.
+ * `until` is that moment (from the message; rounded up to the millisecond), or null when the
+ * message names none.
+ */
+export class RegistryFenced extends RegistryError {
+  override name = 'RegistryFenced';
+  readonly until: Date | null;
+
+  /** `options.until` when given, else the moment the message ends with. */
+  constructor(message: string, sqlstate?: string, options?: { cause?: unknown; until?: Date | null }) {
+    super(message, sqlstate, options);
+    this.until = options?.until !== undefined ? options.until : fencedUntil(message);
+  }
+}
+
+/** SQLSTATE IG002: the caller's role may not take grants in this pool (idgen_pool_allow). */
+export class PoolNotAllowed extends RegistryError {
+  override name = 'PoolNotAllowed';
+}
+
+/** SQLSTATE IG003: the caller's role holds its cap of live grants in this pool. */
+export class CapReached extends RegistryError {
+  override name = 'CapReached';
+}
+
+/** SQLSTATE IG004: the lease asked for is longer than the pool allows for this kind. */
+export class LeaseTooLong extends RegistryError {
+  override name = 'LeaseTooLong';
+}
+
+/** SQLSTATE IG005: pg_idgen.snowflake_epoch differs from the epoch of the registry's Snowflake grants. */
+export class EpochChanged extends RegistryError {
+  override name = 'EpochChanged';
+}
+
+/** SQLSTATE IG006: an edge device reports an id outside its grant's window. */
+export class ReportOutsideWindow extends RegistryError {
+  override name = 'ReportOutsideWindow';
+}
+
+/** SQLSTATE 23505: one grant is used by two edge devices (a copied device state). */
+export class DeviceConflict extends RegistryError {
+  override name = 'DeviceConflict';
+}
+
+/** The class of each SQLSTATE the registry raises; any other code is a plain RegistryError. */
+export const REGISTRY_ERRORS: Readonly<Record<string, typeof RegistryError>> = Object.freeze({
+  IG001: RegistryFenced,
+  IG002: PoolNotAllowed,
+  IG003: CapReached,
+  IG004: LeaseTooLong,
+  IG005: EpochChanged,
+  IG006: ReportOutsideWindow,
+  '55000': GrantLost,
+  '42704': GrantLost,
+  '42501': WrongToken,
+  '53400': SlotsExhausted,
+  '23505': DeviceConflict,
+});
+
+const UNTIL = / until (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\.(\d{6})Z$/;
+
+/**
+ * The moment a fenced registry's message ends with (`... until 2026-12-04T10:35:12.345678Z`),
+ * as a Date rounded up to the millisecond (waiting until it is never too early), or null.
+ */
+export function fencedUntil(message: string): Date | null {
+  const m = UNTIL.exec(message);
+  if (m === null) return null;
+  const seconds = Date.parse(`${m[1]}Z`);
+  if (Number.isNaN(seconds)) return null;
+  return new Date(seconds + Math.ceil(Number(m[2]) / 1000));
 }
 
 /** The writer's clock is outside its grant's window and cannot be brought into it. */

@@ -13,10 +13,12 @@ export {
 export * as rapkey from './rapkey.js';
 export { RapkeyError, type Rapkey } from './rapkey.js';
 export {
-  RegistryError, RegistryUnavailable, GrantLost, SlotsExhausted, WrongToken, ClockOutsideWindow,
-  ClockBeforeWindow, ClockAheadOfWindow, SnowflakeGrantState, XidGrantState, StepKind,
+  RegistryError, RegistryUnavailable, GrantLost, SlotsExhausted, WrongToken, RegistryFenced, PoolNotAllowed,
+  CapReached, LeaseTooLong, EpochChanged, ReportOutsideWindow, DeviceConflict, REGISTRY_ERRORS, fencedUntil,
+  ClockOutsideWindow, ClockBeforeWindow, ClockAheadOfWindow, SnowflakeGrantState, XidGrantState, StepKind,
 } from './grant.js';
 export {
-  Registry, type RegistryOptions, type GrantOptions, type Grant, GrantSnowflake, GrantXid, grantOffsetSeconds,
+  Registry, type RegistryOptions, type RegistryConnectionConfig, type GrantOptions, type Grant, GrantSnowflake,
+  GrantXid, grantOffsetSeconds, registryErrorOf,
 } from './registry.js';
 export { ExtensionMissingError, type IdgenTypeInfo, type Queryable, lookupTypes } from './catalog.js';

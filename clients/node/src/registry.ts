@@ -5,9 +5,19 @@
 // A grant gives this writer one slot (a Snowflake worker id or an xid12 machine id) for a
 // window of id-time [lo, hi); the generator makes only ids of that slot inside that window
 // (grant.ts), so two writers never make the same id whatever their clocks do. Each generator
-// renews its grant from an unref'd timer at about half its lease, and before an id when the
-// window has run out; a grant that another writer continued (55000) is replaced by a new one;
-// a writer that cannot reach the registry when it must renew throws instead of going on.
+// renews its grant from an unref'd timer at about half its lease (counted on the server's
+// clock: half of what was left of the window when the server answered, from when the statement
+// was sent), and when an id finds the window run out; a grant that is lost (55000, or 42704 no
+// such grant) is replaced by a new one; a writer that cannot reach the registry when it must
+// renew throws instead of going on. Each refusal of the registry has its own SQLSTATE and its
+// own error class (grant.ts, REGISTRY_ERRORS; tests/vectors/registry_errors.json).
+//
+// No call waits on the network past its bounds: every statement is abandoned after `timeout`
+// (5 s by default; node-postgres's query_timeout too, which drops the stuck connection from its
+// pool); at the window's end an id waits at most `renewWait` (1 s by default) for the renewal
+// in flight, then throws RegistryUnavailable; close() takes at most about `timeout`. A
+// Registry made from a connection string or config opens its own pool with the connect, TCP
+// keepalive, statement and query timeouts set.
 //
 // Every call is one statement through the pool (node-postgres sends it unnamed: nothing is
 // prepared, no session state), so a PgBouncer in transaction mode in between is fine. Node has
@@ -19,8 +29,8 @@ import { threadId } from 'node:worker_threads';
 import { randomInt } from 'node:crypto';
 import { type Queryable, SCHEMA_QUERY, quoteIdent } from './catalog.js';
 import {
-  ClockAheadOfWindow, ClockBeforeWindow, GrantLost, RegistryError, RegistryUnavailable, SlotsExhausted,
-  SnowflakeGrantState, StepKind, WrongToken, XidGrantState, isoMs,
+  ClockAheadOfWindow, ClockBeforeWindow, GrantLost, REGISTRY_ERRORS, RegistryError, RegistryFenced, RegistryUnavailable,
+  SnowflakeGrantState, StepKind, XidGrantState, fencedUntil, isoMs,
 } from './grant.js';
 import { sleepSync, snowflakeTime } from './snowflake.js';
 import { MAX_COUNTER, type Xid, defaultPid } from './xid.js';
@@ -39,12 +49,35 @@ export interface RegistryOptions {
   maxWait?: number;
   /** Returns unix milliseconds (default Date.now); for tests. */
   clockMs?: () => number;
+  /**
+   * Seconds one call to the registry may take, connecting included, before it is abandoned and
+   * RegistryUnavailable thrown; also about the longest close() takes. Default 5. A Registry
+   * made from a connection string or config uses it for its pool's connect, statement and
+   * query timeouts too.
+   */
+  timeout?: number;
+  /**
+   * Seconds nextId()/new() wait at the window's end (or without a grant) for the renewal (or
+   * the new grant) before throwing RegistryUnavailable. Default 1.
+   */
+  renewWait?: number;
 }
 
 export interface GrantOptions {
-  /** The grant's lease: an interval text ('10 minutes') or seconds; default the server's (10 minutes). */
+  /**
+   * The grant's lease: an interval text ('10 minutes') or seconds; none: the server's default
+   * for the pool and kind (idgen_acquire's lease argument is not sent).
+   */
   lease?: string | number;
 }
+
+/**
+ * What a Registry opens its own node-postgres Pool with: a connection string, or a pg.Pool
+ * config (host, port, user, database, ...). Its timeouts default from the Registry's `timeout`
+ * (connectionTimeoutMillis, query_timeout, statement_timeout), with TCP keepalives after 10 s
+ * idle; a setting given here wins.
+ */
+export type RegistryConnectionConfig = string | Record<string, unknown>;
 
 /** One grant as the registry returned it. lo/hi in the kind's id-time (Snowflake: ms since epochMs; xid12: unix seconds). */
 export interface Grant {
@@ -63,13 +96,9 @@ export interface Grant {
   wallUs: number;
   mono: number;
   rtt: number;
+  /** This writer's monotonic ms (performance.now()) when the statement was sent: the server read its clock after it. */
+  sent: number;
 }
-
-const ERRORS: Record<string, typeof RegistryError> = {
-  '55000': GrantLost,
-  '53400': SlotsExhausted,
-  '42501': WrongToken,
-};
 
 function defaultWriter(): string {
   return `${hostname()}:${process.pid}${threadId === 0 ? '' : `:t${threadId}`}`;
@@ -82,13 +111,21 @@ function leaseParam(lease: string | number | undefined): string | null {
   throw new TypeError(`a lease is an interval text or a positive number of seconds, not ${String(lease)}`);
 }
 
-/** A database error as a RegistryError, or null for a connection problem. */
-function databaseError(e: any): RegistryError | null {
-  const code = e?.code;
-  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof e.severity === 'string') {
+/**
+ * A database error (node-postgres's or Postgres.js's: `code`, `message`, `severity`, `detail`)
+ * as the RegistryError of its SQLSTATE (REGISTRY_ERRORS; another code: a plain RegistryError),
+ * with the DETAIL added to the message; null for a connection problem (08xxx, 57Pxx, or no
+ * server error at all).
+ */
+export function registryErrorOf(e: unknown): RegistryError | null {
+  const err = e as { code?: unknown; message?: unknown; severity?: unknown; detail?: unknown } | null;
+  const code = err?.code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof err!.severity === 'string') {
     if (code.startsWith('08') || code.startsWith('57P')) return null;
-    const msg = String(e.message) + (e.detail ? ` (DETAIL: ${e.detail})` : '');
-    const Cls = ERRORS[code] ?? RegistryError;
+    const primary = String(err!.message);
+    const msg = primary + (err!.detail ? ` (DETAIL: ${String(err!.detail)})` : '');
+    const Cls = REGISTRY_ERRORS[code] ?? RegistryError;
+    if (Cls === RegistryFenced) return new RegistryFenced(msg, code, { cause: e, until: fencedUntil(primary) });
     return new Cls(msg, code, { cause: e });
   }
   return null;
@@ -96,6 +133,20 @@ function databaseError(e: any): RegistryError | null {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** `p`, or `onTimeout()` thrown when it has not settled within `ms` (p goes on, unobserved). */
+function within<T>(p: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), Math.max(ms, 0));
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/** A node-postgres Pool, Client or PoolClient: it takes a query config with query_timeout. */
+function isNodePostgres(db: any): boolean {
+  return typeof db.connect === 'function' && ('totalCount' in db || typeof db.connectionParameters === 'object');
 }
 
 interface Statements {
@@ -135,27 +186,44 @@ function statements(schema: string): Statements {
 
 /**
  * The writer registry of one database, over a node-postgres Pool (or Client, or anything with
- * pool.query(text, values)). `snowflake()` and `xid12()` give generators bound to grants
+ * pool.query(text, values)), or over a Pool of its own made from a connection string or config
+ * (RegistryConnectionConfig). `snowflake()` and `xid12()` give generators bound to grants
  * (acquired at once); `close()` releases them (with the time of the last id made under each)
- * and stops their timers. The pool stays yours: close the Registry before you end the pool.
+ * and stops their timers. A pool you pass stays yours: close the Registry before you end the
+ * pool. A pool of its own is ended by close().
  */
 export class Registry {
   readonly writer: string;
   readonly pool: string;
   readonly maxWait: number;
   readonly clockMs: () => number;
+  readonly timeout: number;
+  readonly renewWait: number;
   private sql: Statements | null = null;
+  private db: Queryable | null = null;
+  private opening: Promise<Queryable> | null = null;
+  private readonly connection: RegistryConnectionConfig | null = null;
   private readonly generators = new Set<GrantGenerator>();
   private closed = false;
 
-  constructor(private readonly db: Queryable, options: RegistryOptions = {}) {
-    if (!db || typeof (db as Queryable).query !== 'function') {
-      throw new TypeError('Registry takes a node-postgres Pool or Client (anything with query(text, values))');
+  constructor(db: Queryable | RegistryConnectionConfig, options: RegistryOptions = {}) {
+    if (typeof db === 'string' || (db !== null && typeof db === 'object' && typeof (db as Queryable).query !== 'function')) {
+      this.connection = db as RegistryConnectionConfig;
+    } else if (db && typeof (db as Queryable).query === 'function') {
+      this.db = db as Queryable;
+    } else {
+      throw new TypeError('Registry takes a node-postgres Pool or Client (anything with query(text, values)), ' +
+        'a connection string or a pg.Pool config');
     }
     this.writer = options.writer ?? defaultWriter();
     this.pool = options.pool ?? 'app';
     this.maxWait = options.maxWait ?? 5;
     this.clockMs = options.clockMs ?? Date.now;
+    this.timeout = options.timeout ?? 5;
+    this.renewWait = options.renewWait ?? 1;
+    if (!(this.timeout > 0) || !(this.renewWait >= 0) || !Number.isFinite(this.timeout) || !Number.isFinite(this.renewWait)) {
+      throw new RangeError('timeout must be a positive number of seconds and renewWait not negative');
+    }
   }
 
   /** A Snowflake generator bound to a grant (nextId()). */
@@ -191,53 +259,124 @@ export class Registry {
 
   /**
    * Releases every grant (each with the time of the last id made under it) and stops the
-   * renewal timers. Errors reaching the registry are ignored: a grant not released ends with
-   * its window.
+   * renewal timers; ends the Registry's own pool if it has one. Errors reaching the registry
+   * are ignored, and releases not done within `timeout` are given up: a grant not released
+   * ends with its window.
    */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([...this.generators].map(async (gen) => {
+    const end = performance.now() + this.timeout * 1000;
+    const gens = [...this.generators];
+    this.generators.clear();
+    const releases = Promise.all(gens.map(async (gen) => {
       try {
         await gen.release();
       } catch (e) {
         if (!(e instanceof RegistryError)) throw e;
       }
     }));
-    this.generators.clear();
+    try {
+      await within(releases, end - performance.now(), () => new RegistryUnavailable('close: releases not done in time'));
+    } catch (e) {
+      if (!(e instanceof RegistryError)) throw e;
+    } finally {
+      for (const gen of gens) gen.stop();
+    }
+    if (this.connection !== null && this.opening !== null) {
+      const ending = this.opening.then((own) => (own as unknown as { end(): Promise<void> }).end());
+      try {
+        await within(ending, Math.max(end - performance.now(), 100), () => new RegistryUnavailable('close: the pool did not end in time'));
+      } catch {
+        // a connection stuck on a dead link: node-postgres drops it at its query_timeout
+      }
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
 
-  /** @internal Runs one statement and returns its row; a connection problem is retried once. */
-  async call(name: keyof Statements, params: unknown[]): Promise<{ row: any; rtt: number }> {
+  /** The Queryable: the one given, or this Registry's own pool (opened at the first call). */
+  private database(): Promise<Queryable> {
+    if (this.db !== null) return Promise.resolve(this.db);
+    if (this.opening === null) this.opening = this.openPool();
+    return this.opening;
+  }
+
+  private async openPool(): Promise<Queryable> {
+    let mod: any;
+    try {
+      mod = await import('pg');
+    } catch (e) {
+      throw new RegistryError('a Registry made from a connection string or config needs node-postgres: npm install pg',
+        undefined, { cause: e });
+    }
+    const Pool = mod.default?.Pool ?? mod.Pool;
+    const ms = Math.ceil(this.timeout * 1000);
+    const given = typeof this.connection === 'string' ? { connectionString: this.connection } : { ...this.connection };
+    const pool = new Pool({
+      max: 4,
+      connectionTimeoutMillis: ms,
+      query_timeout: ms,
+      statement_timeout: ms,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10000,
+      idleTimeoutMillis: 30000,
+      allowExitOnIdle: true,
+      ...given,
+    });
+    // An idle connection that breaks (a dead link) emits 'error' on the pool: the next call
+    // makes a new connection, and must not find the process ended by an unhandled event.
+    pool.on('error', () => undefined);
+    return pool as Queryable;
+  }
+
+  /** One statement, abandoned (RegistryUnavailable) when it has not come back by `end` (monotonic ms). */
+  private async query(db: Queryable, text: string, values: unknown[], end: number): Promise<{ rows: any[] }> {
+    const left = end - performance.now();
+    const late = () => new RegistryUnavailable(
+      `the writer registry could not be reached: no answer within ${this.timeout} s, the call was abandoned`);
+    if (left <= 0) throw late();
+    const p = isNodePostgres(db)
+      ? db.query({ text, values, query_timeout: Math.ceil(left) } as unknown as string)
+      : db.query(text, values);
+    return within(p, left, late);
+  }
+
+  /**
+   * @internal Runs one statement and returns its row; a connection problem is retried once.
+   * The whole call takes at most `timeout` seconds.
+   */
+  async call(name: keyof Statements, params: unknown[]): Promise<{ row: any; rtt: number; sent: number }> {
+    const end = performance.now() + this.timeout * 1000;
     let last: unknown;
     for (let attempt = 1; attempt <= 2; attempt++) {
       try {
+        const db = await this.database();
         if (this.sql === null) {
-          const { rows } = await this.db.query(SCHEMA_QUERY);
+          const { rows } = await this.query(db, SCHEMA_QUERY, [], end);
           if (rows.length !== 1) {
             throw new RegistryError('the pg_idgen extension is not installed in this database: CREATE EXTENSION pg_idgen');
           }
           this.sql = statements(rows[0].schema);
         }
         const sent = performance.now();
-        const { rows } = await this.db.query(this.sql[name], params);
-        return { row: rows[0], rtt: performance.now() - sent };
+        const { rows } = await this.query(db, this.sql[name], params, end);
+        return { row: rows[0], rtt: performance.now() - sent, sent };
       } catch (e) {
         if (e instanceof RegistryError) throw e;
-        const mapped = databaseError(e);
+        const mapped = registryErrorOf(e);
         if (mapped !== null) throw mapped;
         last = e;
+        if (performance.now() >= end) break;
       }
     }
     throw new RegistryUnavailable(`the writer registry could not be reached: ${(last as Error)?.message ?? last}`,
       undefined, { cause: last });
   }
 
-  private grant(row: any, rtt: number): Grant {
+  private grant(row: any, rtt: number, sent: number): Grant {
     const epochMs = row.epoch_ms === null ? null : Number(row.epoch_ms);
     const loUs = Number(row.lo_us);
     const hiUs = Number(row.hi_us);
@@ -257,23 +396,32 @@ export class Registry {
       wallUs: this.clockMs() * 1000,
       mono: performance.now(),
       rtt,
+      sent,
     };
   }
 
   /** @internal */
   async acquire(gen: GrantGenerator): Promise<Grant> {
-    this.checkOpen();
-    const { row, rtt } = gen.lease === null
-      ? await this.call('acquireDefault', [gen.kind, this.writer, this.pool])
-      : await this.call('acquire', [gen.kind, this.writer, gen.lease, this.pool]);
-    return this.grant(row, rtt);
+    for (let attempt = 1; ; attempt++) {
+      this.checkOpen();
+      try {
+        // Without a lease the argument is not sent: the function's default (the pool's default lease for the kind).
+        const { row, rtt, sent } = gen.lease === null
+          ? await this.call('acquireDefault', [gen.kind, this.writer, this.pool])
+          : await this.call('acquire', [gen.kind, this.writer, gen.lease, this.pool]);
+        return this.grant(row, rtt, sent);
+      } catch (e) {
+        // 55P03: concurrent acquires took every candidate first ("try again").
+        if (!(e instanceof RegistryError) || e.sqlstate !== '55P03' || attempt === 5) throw e;
+      }
+    }
   }
 
   /** @internal */
   async renew(gen: GrantGenerator, g: Grant): Promise<Grant> {
     this.checkOpen();
-    const { row, rtt } = await this.call('renew', [g.grantId, g.token, gen.lease]);
-    return this.grant(row, rtt);
+    const { row, rtt, sent } = await this.call('renew', [g.grantId, g.token, gen.lease]);
+    return this.grant(row, rtt, sent);
   }
 
   /** @internal */
@@ -303,6 +451,7 @@ abstract class GrantGenerator<T = unknown> {
   protected madeUnderGrant = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private busy: Promise<void> | null = null;
+  private refreshing: Promise<void> | null = null;
 
   constructor(protected readonly registry: Registry, readonly lease: string | null) {}
 
@@ -342,7 +491,10 @@ abstract class GrantGenerator<T = unknown> {
     this.current = g;
     if (g.epochMs !== null) (this.state as SnowflakeGrantState).setEpoch(g.epochMs);
     this.state.bind(g.slot, g.lo, g.hi);
-    this.schedule(Math.max((leaseSeconds(g) * 1000) / 2 - (performance.now() - g.mono), 50));
+    // From the server's clock: half of what was left of the window when the server answered,
+    // counted from when the statement was sent (the server read its clock after that), so a
+    // slow link's round trip does not eat into the time left to renew.
+    this.schedule(Math.max(g.sent + (leaseSeconds(g) * 1000) / 2 - performance.now(), 50));
   }
 
   private schedule(delayMs: number): void {
@@ -359,6 +511,11 @@ abstract class GrantGenerator<T = unknown> {
     this.state.unbind();
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
+  }
+
+  /** @internal Forgets the grant and stops the timer, without the network (close()). */
+  stop(): void {
+    this.drop();
   }
 
   /** @internal */
@@ -379,32 +536,57 @@ abstract class GrantGenerator<T = unknown> {
     }
   }
 
+  /**
+   * The renewal (or, without a grant, the acquire) in flight, else a new one; it rejects with
+   * its error. The timer and the ids that find their window run out share it: an id waits for
+   * it at most renewWait, and it goes on (bounded by the Registry's timeout) when they stop
+   * waiting.
+   */
+  private refresh(): Promise<void> {
+    if (this.refreshing === null) {
+      const p: Promise<void> = this.exclusive(() => this.renewOrReplace()).finally(() => {
+        if (this.refreshing === p) this.refreshing = null;
+      });
+      p.catch(() => undefined); // its callers see its error; none need be waiting
+      this.refreshing = p;
+    }
+    return this.refreshing;
+  }
+
   private async backgroundRenew(): Promise<void> {
     if (this.registry.isClosed) return;
+    const g = this.current;
     try {
-      await this.exclusive(async () => {
-        const g = this.current;
-        if (g === null || this.registry.isClosed) return;
-        try {
-          const renewed = await this.registry.renew(this, g);
-          if (this.current === g) this.bind(renewed, true);
-        } catch (e) {
-          if (this.current !== g) return;
-          if (e instanceof GrantLost) {
-            this.drop();
-            try {
-              await this.acquire();
-            } catch {
-              // the next id tries again, and throws if it cannot
-            }
-          } else {
-            // Unreachable for now: try again soon; the window still holds until its end.
-            this.schedule(Math.min(Math.max((leaseSeconds(g) * 1000) / 8, 50), 5000));
-          }
-        }
-      });
+      await this.refresh();
     } catch {
-      // never an unhandled rejection from the timer
+      if (this.registry.isClosed || g === null || this.current !== g) return; // no grant: the next id asks
+      // Unreachable (or refused) for now: try again soon; the window still holds until its end.
+      this.schedule(Math.min(Math.max((leaseSeconds(g) * 1000) / 8, 50), 5000));
+    }
+  }
+
+  private what(): string {
+    const g = this.current;
+    return g === null ? 'no grant could be acquired, so no id is made'
+      : `the grant's window ended at ${isoMs(g.hiUs / 1000)} and could not be renewed, so no id is made`;
+  }
+
+  /**
+   * At the window's end or without a grant: the renewal (or a new grant), waited for at most
+   * renewWait seconds. Throws what it threw (RegistryUnavailable with what it means for ids),
+   * or RegistryUnavailable when it has not come back in time.
+   */
+  private async awaitWindow(): Promise<void> {
+    const reg = this.registry;
+    const what = this.what();
+    try {
+      await within(this.refresh(), reg.renewWait * 1000, () => new RegistryUnavailable(
+        `${what}: the writer registry did not answer within ${reg.renewWait} s`));
+    } catch (e) {
+      if (e instanceof RegistryUnavailable && !e.message.startsWith(what)) {
+        throw new RegistryUnavailable(`${what}: ${e.message}`, undefined, { cause: e });
+      }
+      throw e;
     }
   }
 
@@ -415,10 +597,6 @@ abstract class GrantGenerator<T = unknown> {
     const deadline = performance.now() + reg.maxWait * 1000 + 1000;
     for (;;) {
       reg.checkOpen();
-      if (this.busy) {
-        await this.busy.catch(() => undefined);
-        continue;
-      }
       const now = this.clock();
       let kind: StepKind;
       try {
@@ -442,19 +620,12 @@ abstract class GrantGenerator<T = unknown> {
         await sleep(Math.max(this.toMs(this.state.waitUntil - now), 1));
         continue;
       }
-      if (tried) throw this.ahead(now);
-      tried = true;
-      try {
-        await this.exclusive(() => this.renewOrReplace());
-      } catch (e) {
-        if (e instanceof RegistryUnavailable) {
-          const g = this.current;
-          const what = g === null ? 'no grant could be acquired'
-            : `the grant's window ended at ${isoMs(g.hiUs / 1000)} and could not be renewed`;
-          throw new RegistryUnavailable(`${what}, so no id is made: ${e.message}`, undefined, { cause: e });
-        }
-        throw e;
+      if (tried) {
+        if (this.current !== null) throw this.ahead(now);
+        throw new RegistryUnavailable(`${this.what()}: the grant was lost again`);
       }
+      tried = true;
+      await this.awaitWindow();
     }
   }
 
@@ -469,7 +640,7 @@ abstract class GrantGenerator<T = unknown> {
         this.madeUnderGrant = true;
         return this.taken();
       }
-      if (kind === StepKind.Renew || this.busy || performance.now() > deadline) {
+      if (kind === StepKind.Renew || performance.now() > deadline) {
         throw new RegistryError(
           this.current === null
             ? 'this generator has no grant now (released, lost or being renewed): use the async call, which acquires one'

@@ -4,9 +4,10 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import * as pkg from '../../dist/index.js';
 import {
   ClockBeforeWindow, SnowflakeClockError, SnowflakeGrantState, StepKind, XidGrantState, snowflakeParts, Xid, rapkey,
-  snowflakeWorker, snowflakeSequence, snowflakeUnixMs,
+  snowflakeWorker, snowflakeSequence, snowflakeUnixMs, RegistryError, RegistryFenced, registryErrorOf, fencedUntil,
 } from '../../dist/index.js';
 
 const DIR = fileURLToPath(new URL('../../../../tests/vectors/', import.meta.url));
@@ -195,7 +196,56 @@ function runSnowflake(d) {
   return n;
 }
 
+/** Unix ms of an RFC 3339 UTC moment with microseconds, rounded up to the millisecond (as RegistryFenced.until). */
+function ceilMs(text) {
+  const m = /^(.*T\d\d:\d\d:\d\d)\.(\d{6})Z$/.exec(text);
+  assert.ok(m, `an RFC 3339 moment with microseconds: ${text}`);
+  return Date.parse(`${m[1]}Z`) + Math.ceil(Number(m[2]) / 1000);
+}
+
+// Each SQLSTATE as node-postgres gives it (code, message, severity, detail) maps to the class the
+// vector names, exported from the package, a subclass of RegistryError; each fenced message
+// gives its `until`, through the error mapping and fencedUntil alike.
+function runRegistryErrors(d) {
+  let n = 0;
+  const classes = new Set();
+  for (const c of d.conditions) {
+    const Cls = pkg[c.class];
+    assert.equal(typeof Cls, 'function', `${c.class} is exported`);
+    assert.ok(Cls.prototype instanceof RegistryError, `${c.class} is a RegistryError`);
+    const e = registryErrorOf({ code: c.sqlstate, message: `refused (${c.condition})`, severity: 'ERROR', detail: 'why' });
+    assert.ok(e instanceof Cls, `${c.sqlstate} gives ${c.class}, not ${e?.name}`);
+    assert.equal(e.constructor, Cls, `${c.sqlstate}: exactly ${c.class}`);
+    assert.equal(e.name, c.class);
+    assert.equal(e.sqlstate, c.sqlstate);
+    assert.equal(e.message, `refused (${c.condition}) (DETAIL: why)`);
+    classes.add(Cls);
+    n++;
+  }
+  // distinct conditions, distinct classes (grant_missing is grant_lost on purpose)
+  assert.equal(classes.size, new Set(d.conditions.map((c) => c.class)).size);
+  for (const code of ['XX000', '22023', '55P03', 'P0001']) {
+    const e = registryErrorOf({ code, message: 'other', severity: 'ERROR' });
+    assert.equal(e.constructor, RegistryError, `${code} is a plain RegistryError`);
+  }
+  for (const code of ['08006', '57P01']) assert.equal(registryErrorOf({ code, message: 'gone', severity: 'FATAL' }), null);
+  assert.equal(registryErrorOf(new Error('Connection terminated unexpectedly')), null);
+  const fencedCode = d.conditions.find((c) => c.class === 'RegistryFenced').sqlstate;
+  for (const f of d.fenced_messages) {
+    const want = f.until === null ? null : ceilMs(f.until);
+    const got = (u) => (u === null ? null : u.getTime());
+    assert.equal(got(fencedUntil(f.message)), want, f.message);
+    const e = registryErrorOf({ code: fencedCode, message: f.message, severity: 'ERROR', detail: 'At ... (DETAIL)' });
+    assert.ok(e instanceof RegistryFenced);
+    assert.equal(got(e.until), want, `through the mapping: ${f.message}`);
+    assert.equal(got(new RegistryFenced(f.message).until), want);
+    n++;
+  }
+  return n;
+}
+
 const RUNNERS = {
+  'registry_errors.json': runRegistryErrors,
   'xid12.json': runXid12,
   'rapkey.json': runRapkey,
   'snowflake.json': runSnowflake,

@@ -1,0 +1,150 @@
+// The Registry over a fake Queryable (no server): what it sends for the lease, and its bounds:
+// a statement that never comes back is abandoned after `timeout`, an id at the window's end
+// waits at most `renewWait` and makes no id outside the window, close() is bounded; the
+// registry's refusals reach the caller as their own classes (a fenced acquire as
+// RegistryFenced), and a lost grant (55000, 42704) is replaced by a new one.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { performance } from 'node:perf_hooks';
+import { Registry, RegistryFenced, RegistryUnavailable, snowflakeParts } from '../../dist/index.js';
+
+const EPOCH = 1288834974657;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A fake database: answers the schema query, and idgen_acquire/renew/release with a window of
+ * `windowMs` from now; `hang` makes every statement from then on never answer, `refuse` makes
+ * the next matching statement fail with a server error.
+ */
+function fakeDb({ windowMs = 400 } = {}) {
+  const db = {
+    sent: [],
+    hang: false,
+    refuse: [], // { match: /idgen_renew/, code, message, keep }: the first match fails (keep: every one)
+    grants: 0,
+    async query(text, values) {
+      db.sent.push({ text, values });
+      if (db.hang) return new Promise(() => undefined);
+      const r = db.refuse.find((x) => x.match.test(text));
+      if (r) {
+        const { code, message } = r;
+        if (!r.keep) db.refuse.splice(db.refuse.indexOf(r), 1);
+        throw Object.assign(new Error(message), { code, severity: 'ERROR' });
+      }
+      if (text.includes('pg_extension')) return { rows: [{ schema: 'public' }] };
+      const now = Date.now();
+      if (text.includes('idgen_release')) return { rows: [{ grant_id: '1' }] };
+      const renew = text.includes('idgen_renew');
+      if (!renew) db.grants++;
+      return {
+        rows: [{
+          grant_id: renew ? values[0] : String(db.grants), token: '7', kind: text.includes('idgen_acquire') ? values[0] : 'snowflake',
+          slot: 5, epoch_ms: text.includes('idgen_acquire') && values[0] === 'xid12' ? null : String(EPOCH), lo_us: String((now - 1000) * 1000), hi_us: String((now + windowMs) * 1000),
+          server_us: String(now * 1000),
+        }],
+      };
+    },
+  };
+  return db;
+}
+
+test('no lease given: idgen_acquire gets no lease argument (the server default); a lease given is sent', async () => {
+  const db = fakeDb({ windowMs: 60000 });
+  const reg = new Registry(db, { writer: 'w' });
+  await reg.snowflake();
+  const a = db.sent.find((q) => q.text.includes('idgen_acquire'));
+  assert.deepEqual(a.values, ['snowflake', 'w', 'app']);
+  assert.match(a.text, /idgen_acquire\(\$1::pg_catalog\.text, \$2::pg_catalog\.text, pool => \$3::pg_catalog\.text\)/);
+  await reg.xid12({ lease: 90 });
+  const b = db.sent.filter((q) => q.text.includes('idgen_acquire'))[1];
+  assert.deepEqual(b.values, ['xid12', 'w', '90 seconds', 'app']);
+  await reg.close();
+});
+
+test('a statement that never comes back is abandoned after timeout: RegistryUnavailable', async () => {
+  const db = fakeDb();
+  db.hang = true;
+  const reg = new Registry(db, { timeout: 0.3 });
+  const t0 = performance.now();
+  await assert.rejects(reg.snowflake(), (e) => e instanceof RegistryUnavailable && /no answer within 0.3 s/.test(e.message));
+  const took = performance.now() - t0;
+  assert.ok(took >= 290 && took < 800, `took ${took} ms`);
+  const c0 = performance.now();
+  await reg.close();
+  assert.ok(performance.now() - c0 < 500);
+});
+
+test('a cut link: ids stop at the window end within renewWait, none outside it, and resume after', async () => {
+  const db = fakeDb({ windowMs: 600 });
+  const reg = new Registry(db, { writer: 'cut', timeout: 2, renewWait: 0.2 });
+  const g = await reg.snowflake();
+  const hiMs = g.grant.hiUs / 1000;
+  db.hang = true; // the renewal at half the window never answers
+  const ids = [];
+  let err;
+  let waited = 0;
+  for (;;) {
+    const t0 = performance.now();
+    try {
+      ids.push(await g.nextId());
+    } catch (e) {
+      err = e;
+      waited = performance.now() - t0;
+      break;
+    }
+    if (ids.length % 200 === 0) await sleep(1);
+  }
+  assert.ok(err instanceof RegistryUnavailable, String(err));
+  assert.match(err.message, /could not be renewed, so no id is made/);
+  assert.ok(Date.now() - hiMs < 200 + 150, `thrown ${Date.now() - hiMs} ms after the window's end`);
+  assert.ok(waited >= 190 && waited < 400, `one call waited ${waited} ms (renewWait 200)`);
+  assert.ok(ids.length > 0);
+  for (const id of ids) {
+    assert.equal(snowflakeParts(id).worker, 5);
+    assert.ok(Number(g.time(id).getTime()) < hiMs, 'inside the window');
+  }
+  // every later call is bounded the same way
+  const t1 = performance.now();
+  await assert.rejects(g.nextId(), RegistryUnavailable);
+  assert.ok(performance.now() - t1 < 400);
+  // the link is back: the next renewal (after the stuck one is abandoned at timeout) brings a window
+  db.hang = false;
+  let id;
+  for (let i = 0; i < 40 && id === undefined; i++) {
+    try {
+      id = await g.nextId();
+    } catch (e) {
+      assert.ok(e instanceof RegistryUnavailable, String(e));
+      await sleep(100);
+    }
+  }
+  assert.ok(id !== undefined && id > ids.at(-1), 'ids resume, increasing');
+  db.hang = true;
+  const c0 = performance.now();
+  await reg.close();
+  const closing = performance.now() - c0;
+  assert.ok(closing < 2000 + 300, `close() took ${closing} ms (timeout 2 s)`);
+});
+
+test('a fenced acquire throws RegistryFenced with until; a lost grant (55000, 42704) is replaced', async () => {
+  const db = fakeDb({ windowMs: 300 });
+  const reg = new Registry(db, { writer: 'f' });
+  db.refuse = [{ match: /idgen_acquire/, code: 'IG001', message: "the writer registry grants no snowflake slot in pool 'app' until 2026-12-04T10:35:12.345678Z" }];
+  await assert.rejects(reg.snowflake(), (e) => e instanceof RegistryFenced && e.until.toISOString() === '2026-12-04T10:35:12.346Z');
+  const g = await reg.snowflake();
+  for (const code of ['55000', '42704']) {
+    const first = g.grant.grantId;
+    db.refuse = [{ match: /idgen_renew/, code, message: 'lost' }];
+    await sleep(350); // past the window: the renewal finds the grant lost, a new one is acquired
+    const id = await g.nextId();
+    assert.notEqual(g.grant.grantId, first, `${code}: a new grant`);
+    assert.equal(snowflakeParts(id).worker, 5);
+  }
+  // the new grant's acquire refused: the id call gets the refusal's class
+  db.refuse = [{ match: /idgen_renew/, code: '55000', message: 'lost' },
+    { match: /idgen_acquire/, code: 'IG001', message: "the writer registry grants no snowflake slot in pool 'app' until 2027-01-01T00:00:00.000000Z", keep: true }];
+  await sleep(350);
+  await assert.rejects(g.nextId(), (e) => e instanceof RegistryFenced && e.until.getTime() === Date.UTC(2027, 0, 1));
+  assert.equal(g.grant, null);
+  await reg.close();
+});

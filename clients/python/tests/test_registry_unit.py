@@ -418,3 +418,30 @@ def test_inline_fast_path_matches_the_state_machine():
         n, wait = xshadow.step(clock.s())
         assert n is not None
         assert int.from_bytes(xs.new(), "big") == n
+
+
+def test_a_fenced_acquire_after_a_lost_grant_raises_registry_fenced():
+    # The grant is lost (its renewal gets 55000) and the registry is fenced (its acquire gets
+    # IG001): the id raises RegistryFenced with the fence's end, never GrantLost.
+    reg, server, clock = fake_registry()
+    with reg:
+        sf = reg.snowflake(lease=3)
+        sf.next_id()
+        server.grants[sf.grant.grant_id]["released"] = "elsewhere"
+        served = server.call
+
+        def fenced(name, params):
+            if name.startswith("acquire"):
+                server.calls.append((name, params))
+                raise pg_idgen.RegistryFenced("the writer registry grants no snowflake slot in pool "
+                                              "'app' until 2026-12-04T10:35:12.345678Z", "IG001")
+            return served(name, params)
+
+        server.call = fenced
+        clock.us += 3_000_000  # past the window
+        with pytest.raises(pg_idgen.RegistryFenced) as e:
+            sf.next_id()
+        assert not isinstance(e.value, GrantLost) and e.value.sqlstate == "IG001"
+        assert e.value.until == dt.datetime(2026, 12, 4, 10, 35, 12, 345678, tzinfo=dt.timezone.utc)
+        assert [c[0] for c in server.calls].count("renew") >= 1
+        assert sum(1 for c in server.calls if c[0].startswith("acquire")) >= 2

@@ -1,7 +1,7 @@
 """Writer registry benchmark (README "Writers and their identities"), each figure beside a
 built-in measured in the same run.
 
-Usage: bash scripts/bench.sh [VERSION] registry [--quick]
+Usage: bash scripts/bench.sh [VERSION] registry [--quick] [--renewals [--seconds N] [--superuser]]
 
 1. idgen_acquire + idgen_release, one after the other from one connection (autocommit, two round
    trips): median and p99, against two round trips that write a row of a plain table (INSERT,
@@ -12,7 +12,11 @@ Usage: bash scripts/bench.sh [VERSION] registry [--quick]
 3. The registry after 10,000 grants (a day of a busy fleet: acquired and released, both kinds):
    its tables' size with indexes, and idgen_writer_of on it: the plan (an index scan on the
    exclusion constraint's GiST index) and its time per call against a primary-key lookup of
-   the same table.
+   the same table. The grants take the pool's default lease (Snowflake: 3 minutes in the app
+   pool, which refuses a longer one with IG004; xid12: 10 minutes).
+4. The app pool's renewals at 768 writers with the default lease, the server's CPU against a
+   plain-table heartbeat at the same rate (bench/registry_renewals.py: 60 s of each, 8 s with
+   --quick). --renewals runs this section alone.
 """
 import os
 import statistics
@@ -21,6 +25,8 @@ import threading
 import time
 
 import psycopg
+
+import registry_renewals
 
 HOST = os.environ["PG_IDGEN_HOST"]
 PORT = os.environ["PG_IDGEN_PORT"]
@@ -73,6 +79,11 @@ def concurrently(threads, work):
 
 
 def main():
+    if "--renewals" in sys.argv:
+        args = sys.argv[1:]
+        registry_renewals.run(QUICK, int(args[args.index("--seconds") + 1]) if "--seconds" in args else None,
+                              "--superuser" in args)
+        return
     with psycopg.connect(DSN.replace("dbname=bench_registry", "dbname=postgres"), autocommit=True) as admin:
         admin.execute("DROP DATABASE IF EXISTS bench_registry")
         admin.execute("CREATE DATABASE bench_registry")
@@ -135,12 +146,12 @@ def main():
     with connect() as c:
         c.execute(f"""DO $$ DECLARE g record; BEGIN
             FOR n IN 1 .. {grants_total // 2} LOOP
-                SELECT * INTO g FROM idgen_acquire(CASE WHEN n % 2 = 0 THEN 'xid12' ELSE 'snowflake' END, 'fleet-' || n, '10 minutes');
+                SELECT * INTO g FROM idgen_acquire(CASE WHEN n % 2 = 0 THEN 'xid12' ELSE 'snowflake' END, 'fleet-' || n);
                 PERFORM idgen_release(g.grant_id, g.token, g.lo + interval '1 s');
             END LOOP; END $$""")
         c.execute(f"""DO $$ DECLARE g record; BEGIN
             FOR n IN 1 .. {grants_total // 2} LOOP
-                SELECT * INTO g FROM idgen_acquire('xid12', 'fleet-x-' || n, '10 minutes');
+                SELECT * INTO g FROM idgen_acquire('xid12', 'fleet-x-' || n);
                 PERFORM idgen_release(g.grant_id, g.token, NULL);
             END LOOP; END $$""")
         c.execute("VACUUM ANALYZE idgen_registry_grant, idgen_registry_slot")
@@ -163,6 +174,9 @@ def main():
         base = timed(lambda: c.execute("SELECT writer FROM plain WHERE id = %s", (5,)).fetchall(), reps)
         row("idgen_writer_of(xid12) on the full registry, median", statistics.median(ours) * 1e3,
             statistics.median(base) * 1e3)
+
+    # 4. The app pool's renewals at 768 writers.
+    registry_renewals.run(QUICK)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import {
-  ClockAheadOfWindow, ClockBeforeWindow, Registry, RegistryError, RegistryUnavailable, Xid, snowflakeParts,
+  ClockAheadOfWindow, ClockBeforeWindow, LeaseTooLong, PoolNotAllowed, Registry, RegistryError, RegistryUnavailable, Xid,
+  snowflakeParts,
 } from '../../dist/index.js';
 import { registerTypes } from '../../dist/pg.js';
 import { config, freshDatabase, skip } from './helpers.mjs';
@@ -112,6 +113,31 @@ describe('Registry', { skip }, () => {
     for (const id of ids) assert.ok(g.time(id).getTime() < hiMs);
     await assert.rejects(g.nextId(), (e) => e instanceof RegistryUnavailable && /could not be renewed, so no id is made/.test(e.message));
     await reg.close();
+  });
+
+  test("the server's refusals as their classes; no lease given: the pool's default lease", async () => {
+    const reg = new Registry(pool, { writer: 'refused' });
+    // the app pool's longest Snowflake lease is 3 minutes: a longer one is refused (IG004)
+    await assert.rejects(reg.snowflake({ lease: '1 hour' }), (e) => e instanceof LeaseTooLong && e.sqlstate === 'IG004');
+    // no lease: idgen_acquire's default (NULL: the pool's default for the kind, capped at its longest)
+    const s = await reg.snowflake();
+    const left = (s.grant.hiUs - s.grant.serverUs) / 1e6;
+    assert.ok(left > 60 && left <= 180, `a default Snowflake lease of ${left} s (at most 3 minutes)`);
+    const x = await reg.xid12();
+    const xLeft = (x.grant.hiUs - x.grant.serverUs) / 1e6;
+    assert.ok(xLeft > 300 && xLeft <= 600 + 1, `a default xid12 lease of ${xLeft} s (10 minutes)`);
+    await reg.close();
+    // a role allowed the edge pool (which grants it EXECUTE) but not the app pool (IG002)
+    await pool.query('DROP ROLE IF EXISTS node_not_allowed; CREATE ROLE node_not_allowed LOGIN');
+    await pool.query("SELECT idgen_pool_allow('edge', 'node_not_allowed')");
+    const other = new pg.Pool({ ...config('node_registry'), user: 'node_not_allowed', max: 1 });
+    try {
+      const r = new Registry(other, { writer: 'not-allowed' });
+      await assert.rejects(r.xid12(), (e) => e instanceof PoolNotAllowed && e.sqlstate === 'IG002');
+      await r.close();
+    } finally {
+      await other.end();
+    }
   });
 
   test('clocks outside the window: behind by more than maxWait, ahead by more than a lease', async () => {

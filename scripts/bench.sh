@@ -8,7 +8,8 @@
 #   bash scripts/bench.sh 18 backfill [ROWS ...] [--tables indexed,no-index,partitioned]
 #                                            # idgen_backfill against one UPDATE (bench/backfill.py)
 #   bash scripts/bench.sh 18 clients [--quick]     # the Python client's loaders and generators (bench/clients.py)
-#   bash scripts/bench.sh 18 registry [--quick]    # the writer registry: round trips, concurrency, size (bench/registry.py)
+#   bash scripts/bench.sh 18 registry [--quick]    # the writer registry: round trips, concurrency, size, and the
+#                                            # app pool's renewals at 768 writers (--renewals: only those)
 #   bash scripts/bench.sh 18 registry-client       # grant-bound Python generators against plain ones (bench/registry_client.py)
 # VERSION is any supported major version (14 16 17 18; 15 is the system's); 18 adds uuidv7().
 # Optional contenders that are not part of this project: pg_uuidv7 is measured when it is

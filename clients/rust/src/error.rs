@@ -159,19 +159,21 @@ impl RegistryCondition {
     /// The condition of a registry SQLSTATE; `None` for a code the registry's contract does not
     /// list (a plain registry error).
     pub fn from_sqlstate(code: &str) -> Option<RegistryCondition> {
+        use idgen_core::registry::RegistryCondition as Core;
         use RegistryCondition::*;
-        Some(match code {
-            "IG001" => RegistryFenced,
-            "IG002" => PoolNotAllowed,
-            "IG003" => CapReached,
-            "IG004" => LeaseTooLong,
-            "IG005" => EpochChanged,
-            "IG006" => ReportOutsideWindow,
-            "55000" | "42704" => GrantLost,
-            "42501" => WrongToken,
-            "53400" => SlotsExhausted,
-            "23505" => DeviceConflict,
-            _ => return None,
+        // The table is the core's (one per condition); 42704 (no such grant) is shown as
+        // GrantLost, as the other clients' classes are.
+        Some(match Core::from_sqlstate(code)? {
+            Core::Fenced => RegistryFenced,
+            Core::PoolNotAllowed => PoolNotAllowed,
+            Core::CapReached => CapReached,
+            Core::LeaseTooLong => LeaseTooLong,
+            Core::EpochChanged => EpochChanged,
+            Core::ReportOutsideWindow => ReportOutsideWindow,
+            Core::GrantLost | Core::GrantMissing => GrantLost,
+            Core::WrongToken => WrongToken,
+            Core::SlotsExhausted => SlotsExhausted,
+            Core::DeviceConflict => DeviceConflict,
         })
     }
 
@@ -244,46 +246,17 @@ impl Error {
 }
 
 /// The moment after the first `until ` of a fence message that is followed by a UTC moment in
-/// the form `YYYY-MM-DDTHH:MM:SS.ffffffZ` (the server's, with microseconds), as unix µs.
+/// the form `YYYY-MM-DDTHH:MM:SS.ffffffZ` (the server's, with microseconds), as unix µs. The
+/// message may go on after it (the client appends the DETAIL); the form is the core's
+/// ([`idgen_core::pgtime::parse_utc_micros`]).
 pub(crate) fn fence_end_us(message: &str) -> Option<i64> {
-    message
-        .match_indices("until ")
-        .find_map(|(i, m)| message.get(i + m.len()..).and_then(rfc3339_us))
-}
-
-/// `YYYY-MM-DDTHH:MM:SS.ffffffZ` at the start of `text`, as unix µs.
-fn rfc3339_us(text: &str) -> Option<i64> {
-    let b = text.as_bytes().get(..27)?;
-    let shape = b"0000-00-00T00:00:00.000000Z";
-    let digits_ok = b.iter().zip(shape).all(|(c, s)| match s {
-        b'0' => c.is_ascii_digit(),
-        _ => c == s,
-    });
-    if !digits_ok {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> i64 {
-        b[r].iter().fold(0, |n, c| n * 10 + i64::from(c - b'0'))
-    };
-    let (year, month, day) = (num(0..4), num(5..7), num(8..10));
-    let (hour, minute, second, micros) = (num(11..13), num(14..16), num(17..19), num(20..26));
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return None;
-    }
-    // Civil date to days (H. Hinnant's algorithm).
-    let y = year - i64::from(month <= 2);
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(((days * 86_400 + hour * 3600 + minute * 60 + second) * 1_000_000) + micros)
+    use idgen_core::pgtime::{parse_utc_micros, UTC_MICROS_TEXT_LEN};
+    message.match_indices("until ").find_map(|(i, m)| {
+        let at = i + m.len();
+        message
+            .get(at..at + UTC_MICROS_TEXT_LEN)
+            .and_then(parse_utc_micros)
+    })
 }
 
 impl fmt::Display for Error {

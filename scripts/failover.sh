@@ -449,7 +449,10 @@ say "the writer registry on the primary: a grant before the failover"
 read -r grant_id grant_token <<<"$(q $PRIMARY "$PRIMARY_PORT" \
     "SELECT grant_id, token FROM idgen_acquire('xid12', 'before-failover', '10 minutes')" | tr '|' ' ')"
 echo "grant $grant_id of xid12 machine id $(q $PRIMARY "$PRIMARY_PORT" "SELECT slot FROM idgen_grants WHERE grant_id = $grant_id")"
-wait_for $STANDBY "$STANDBY_PORT" "SELECT count(*) = 1 FROM idgen_registry_grant WHERE grant_id = $grant_id" 120
+read -r sf_grant_id sf_grant_token <<<"$(q $PRIMARY "$PRIMARY_PORT" \
+    "SELECT grant_id, token FROM idgen_acquire('snowflake', 'before-failover', '3 minutes')" | tr '|' ' ')"
+echo "grant $sf_grant_id of Snowflake worker id $(q $PRIMARY "$PRIMARY_PORT" "SELECT slot FROM idgen_grants WHERE grant_id = $sf_grant_id")"
+wait_for $STANDBY "$STANDBY_PORT" "SELECT count(*) = 2 FROM idgen_registry_grant WHERE grant_id IN ($grant_id, $sf_grant_id)" 120
 
 say "a base backup and a dump of the primary, then later grants"
 # A 3-second grant, ended long before any fence: everywhere it is found, it is lost on renew.
@@ -555,9 +558,17 @@ changed $FIRST "$FIRST_PORT" "first grants lost"
 echo "$FIRST: promoted with $(q $FIRST "$FIRST_PORT" "SELECT count(*) FROM idgen_registry_grant") grants;" \
     "all $(tr ',' '\n' <<<"$ALL_IDS" | wc -l) of the old primary's are lost to it"
 registry_lost $FIRST "$FIRST_PORT" "$ALL_IDS"
-renewed=$(q $STANDBY "$STANDBY_PORT" "SELECT hi > now() FROM idgen_renew($grant_id, $grant_token, '10 minutes')")
-[ "$renewed" = t ] || die "the grant made before the failover did not renew on the new primary"
-echo "grant $grant_id, made before the failover, renews on the new primary"
+renewed=$(q $STANDBY "$STANDBY_PORT" "SELECT hi > now() FROM idgen_renew($sf_grant_id, $sf_grant_token, '3 minutes')")
+[ "$renewed" = t ] || die "the Snowflake grant made before the failover did not renew on the new primary"
+echo "Snowflake grant $sf_grant_id, made before the failover, renews on the new primary"
+# An xid12 grant of the old stripe is not renewed: the old stripe is held only as long as grants
+# made before the change can last. Its writer acquires anew, at once, from the new stripe.
+if q $STANDBY "$STANDBY_PORT" "SELECT idgen_renew($grant_id, $grant_token)" >"$OUT/renew-old-stripe.out" 2>&1; then
+    die "xid12 grant $grant_id of the old stripe renewed on the new primary: $(cat "$OUT/renew-old-stripe.out")"
+fi
+grep -q "grant lost: xid12 machine id .* is not of the stripe the registry grants from now" "$OUT/renew-old-stripe.out" ||
+    { cat "$OUT/renew-old-stripe.out"; die "the renewal of xid12 grant $grant_id failed, but not as a grant of the old stripe"; }
+echo "xid12 grant $grant_id, of the old stripe, is lost on renew (55000); its writer acquires anew"
 
 say "the registry restored from the base backup (a new timeline) and from the dump (a new cluster)"
 as_postgres "$BINDIR/pg_ctl" -D "$CLUSTERS/$RESTORE/data" -l "$CLUSTERS/$RESTORE/server.log" -w start >/dev/null 9<&-

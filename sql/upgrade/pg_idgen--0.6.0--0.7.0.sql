@@ -95,6 +95,15 @@ CREATE OR REPLACE FUNCTION idgen_registry_striped(slots int4range) RETURNS boole
     RETURN upper(slots) - lower(slots) >= 64 * @extschema@.idgen_registry_stripes();
 COMMENT ON FUNCTION idgen_registry_striped(int4range) IS 'internal: whether a pool''s xid12 machine ids are granted by stripe (at least 64 per stripe)';
 -- <<< sql/registry.sql idgen_registry_striped
+-- >>> sql/registry.sql idgen_registry_unstriped_slot
+CREATE OR REPLACE FUNCTION idgen_registry_unstriped_slot(slot integer) RETURNS boolean
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN EXISTS (SELECT FROM @extschema@.idgen_registry_pool p
+                   WHERE p.xid12_slots @> slot AND NOT @extschema@.idgen_registry_striped(p.xid12_slots));
+COMMENT ON FUNCTION idgen_registry_unstriped_slot(integer) IS 'internal: whether an xid12 machine id belongs to a pool too small to be striped';
+-- <<< sql/registry.sql idgen_registry_unstriped_slot
+REVOKE EXECUTE ON FUNCTION idgen_registry_unstriped_slot(integer) FROM PUBLIC;
 -- >>> sql/registry.sql idgen_registry_current_stripe
 CREATE OR REPLACE FUNCTION idgen_registry_current_stripe() RETURNS integer
     LANGUAGE sql STABLE PARALLEL SAFE
@@ -110,7 +119,7 @@ CREATE OR REPLACE FUNCTION idgen_registry_lost_eras() RETURNS TABLE (stripe inte
         SELECT p.xid12_stripe, c.seen_at
         FROM @extschema@.idgen_registry_origin p
         CROSS JOIN LATERAL (SELECT n.seen_at, n.fenced FROM @extschema@.idgen_registry_origin n
-                            WHERE n.reason IS NOT NULL AND n.seen_at >= p.seen_at AND n.ctid <> p.ctid
+                            WHERE n.reason IS NOT NULL AND n.seen_at > p.seen_at
                             ORDER BY n.seen_at LIMIT 1) c
         WHERE c.fenced;
     END;
@@ -241,11 +250,9 @@ CREATE OR REPLACE FUNCTION idgen_registry_pick_stripe(sysid bigint, tli bigint) 
                                     (SELECT h.until FROM held h WHERE h.stripe IS NULL)) AS until
                 FROM generate_series(0, @extschema@.idgen_registry_stripes() - 1) st),
             free AS (
-                SELECT x.st, row_number() OVER (ORDER BY x.st) - 1 AS i, count(*) OVER () AS n
-                FROM stripes x WHERE x.until IS NULL OR x.until <= clock_timestamp())
+                SELECT x.st FROM stripes x WHERE x.until IS NULL OR x.until <= clock_timestamp())
             SELECT coalesce(
-                (SELECT f.st FROM free f
-                 WHERE f.i = ('x' || substr(md5(sysid::text || '/' || tli::text), 1, 8))::bit(32)::bigint % f.n),
+                (SELECT f.st FROM free f ORDER BY random() LIMIT 1),
                 (SELECT x.st FROM stripes x ORDER BY x.until, x.st LIMIT 1)));
 COMMENT ON FUNCTION idgen_registry_pick_stripe(bigint, bigint) IS 'internal: the xid12 stripe of an origin that begins now (one no earlier origin''s grants can hold, if any)';
 -- <<< sql/registry.sql idgen_registry_pick_stripe
@@ -266,37 +273,56 @@ DECLARE
     why text;
     noticed bigint;
     added tid;
+    locked boolean := false;
+    empty boolean;
 BEGIN
-    -- The latest row (of two at one moment, the one that records a change).
-    SELECT o.ctid, o.system_identifier, o.timeline, o.seen_at, o.reason, o.xid12_stripe INTO last
-        FROM @extschema@.idgen_registry_origin o
-        ORDER BY o.seen_at DESC, o.reason IS NULL LIMIT 1;
-    IF NOT FOUND THEN
+    LOOP
+        why := NULL;
+        -- The latest row (of two at one moment, the one that records a change).
+        SELECT o.ctid, o.system_identifier, o.timeline, o.seen_at, o.reason, o.xid12_stripe INTO last
+            FROM @extschema@.idgen_registry_origin o
+            ORDER BY o.seen_at DESC, o.reason IS NULL LIMIT 1;
+        empty := NOT FOUND;
+        IF empty THEN
+            why := 'the registry begins here';
+        ELSIF last.system_identifier <> sysid THEN
+            why := format('restored into another cluster (system identifier %s, was %s)', sysid, last.system_identifier);
+        ELSIF last.timeline <> tli THEN
+            why := format('a new timeline %s (was %s): a promoted standby or a point-in-time recovery', tli, last.timeline);
+        ELSIF last.reason IS NULL THEN
+            -- Where the registry began here: any other row is a history restored after it.
+            SELECT o.system_identifier, o.timeline INTO prior FROM @extschema@.idgen_registry_origin o
+                WHERE o.ctid <> last.ctid
+                ORDER BY o.system_identifier = sysid, o.seen_at DESC LIMIT 1;
+            IF FOUND THEN
+                why := CASE WHEN prior.system_identifier <> sysid THEN
+                                format('restored into another cluster (system identifier %s, was %s)', sysid, prior.system_identifier)
+                            ELSE format('restored from a dump into a new install in this cluster (system identifier %s, timeline %s; the dump''s last %s)',
+                                        sysid, tli, prior.timeline) END;
+            END IF;
+        END IF;
+        EXIT WHEN why IS NULL OR locked;
+        -- A change to record: one call at a time records it (the first calls after a promotion
+        -- come together), and looks again once it may (another may have recorded it meanwhile).
+        -- Only the owner can lock this table: no writer can hold it.
+        LOCK TABLE @extschema@.idgen_registry_origin IN SHARE ROW EXCLUSIVE MODE;
+        locked := true;
+    END LOOP;
+    IF empty THEN
         -- No history: the registry begins here, unfenced.
         INSERT INTO @extschema@.idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason, xid12_stripe)
             VALUES (sysid, tli, clock_timestamp(), false, NULL, @extschema@.idgen_registry_pick_stripe(sysid, tli));
         RETURN NULL;
-    ELSIF last.system_identifier <> sysid THEN
-        why := format('restored into another cluster (system identifier %s, was %s)', sysid, last.system_identifier);
-    ELSIF last.timeline <> tli THEN
-        why := format('a new timeline %s (was %s): a promoted standby or a point-in-time recovery', tli, last.timeline);
-    ELSIF last.reason IS NULL THEN
-        -- Where the registry began here: any other row is a history restored after it.
-        SELECT o.system_identifier, o.timeline INTO prior FROM @extschema@.idgen_registry_origin o
-            WHERE o.ctid <> last.ctid
-            ORDER BY o.system_identifier = sysid, o.seen_at DESC LIMIT 1;
-        IF FOUND THEN
-            why := CASE WHEN prior.system_identifier <> sysid THEN
-                            format('restored into another cluster (system identifier %s, was %s)', sysid, prior.system_identifier)
-                        ELSE format('restored from a dump into a new install in this cluster (system identifier %s, timeline %s; the dump''s last %s)',
-                                    sysid, tli, prior.timeline) END;
-        END IF;
-    END IF;
-    IF why IS NOT NULL THEN
-        -- The first notice of this change, unless an earlier statement noticed it already.
+    ELSIF why IS NOT NULL THEN
+        -- The first notice of this change, unless an earlier statement noticed it already (its
+        -- row rolled back with it, or not yet visible to this transaction's snapshot: then both
+        -- rows have one moment, one era). The moment is after every earlier row's, whatever the
+        -- clocks of the servers that wrote them.
         noticed := (SELECT n.last_value FROM @extschema@.idgen_registry_noticed_ms n);
         IF noticed <= floor(extract(epoch FROM last.seen_at) * 1000) THEN
-            noticed := setval('@extschema@.idgen_registry_noticed_ms', floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint);
+            noticed := setval('@extschema@.idgen_registry_noticed_ms',
+                              greatest(floor(extract(epoch FROM clock_timestamp()) * 1000),
+                                       floor(extract(epoch FROM last.seen_at) * 1000) + 1)::bigint);
         END IF;
         INSERT INTO @extschema@.idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason)
             VALUES (sysid, tli, 'epoch'::timestamptz + noticed * interval '1 millisecond', true, why)
@@ -306,7 +332,8 @@ BEGIN
             WHERE o.ctid = added;
     ELSIF last.xid12_stripe IS NULL THEN
         -- An origin recorded before 0.7.0: its grants so far are visible here, so from now on it
-        -- grants from one stripe (a lost grant can only be made after this is written).
+        -- grants from one stripe (a lost grant can only be made after this is written; grants
+        -- of other stripes are not renewed from now on: idgen_renew).
         UPDATE @extschema@.idgen_registry_origin o SET xid12_stripe = @extschema@.idgen_registry_pick_stripe(sysid, tli)
             WHERE o.ctid = last.ctid;
     END IF;
@@ -672,6 +699,8 @@ BEGIN
         IF candidate = own THEN
             CONTINUE;
         END IF;
+        -- A striped pool leaves alone the machine ids it shares with a pool too small to be.
+        CONTINUE WHEN stripe IS NOT NULL AND @extschema@.idgen_registry_unstriped_slot(candidate);
 
         -- Take the slot's row lock. A slot nobody had has no row yet: insert it. A concurrent
         -- acquire that locked or inserted it first makes this one wait; if it took the slot,
@@ -712,6 +741,7 @@ DECLARE
     new_hi bigint;
     settings @extschema@.idgen_registry_pool := @extschema@.idgen_registry_pool_of(g.pool);
     fence_since timestamptz := @extschema@.idgen_registry_check_origin();
+    stripe integer;
 BEGIN
     -- Still admitted to the grant's pool (42501 once the DBA took the role out of it).
     PERFORM @extschema@.idgen_registry_cap(g.pool, @extschema@.idgen_registry_caller());
@@ -731,6 +761,18 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = (SELECT o.reason FROM @extschema@.idgen_registry_origin o WHERE o.fenced ORDER BY o.seen_at DESC LIMIT 1),
                   HINT = 'Acquire a new grant; make no id after the old window.';
+    END IF;
+    -- An xid12 grant renews only in the stripe the registry grants from now: after a change of
+    -- origin, the old stripe is held only as long as grants made before the change can last,
+    -- so none may run on past that (its writer acquires anew, at once).
+    stripe := @extschema@.idgen_registry_current_stripe();
+    IF g.kind = 'xid12' AND stripe IS NOT NULL AND g.slot % @extschema@.idgen_registry_stripes() <> stripe
+       AND @extschema@.idgen_registry_striped(settings.xid12_slots) THEN
+        RAISE EXCEPTION 'grant lost: xid12 machine id % is not of the stripe the registry grants from now', g.slot
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('Grant %s ends at %s; the registry now grants machine ids of stripe %s (machine id mod %s).',
+                      g.grant_id, @extschema@.idgen_registry_moment(g.kind, g.epoch_ms, g.hi), stripe, @extschema@.idgen_registry_stripes()),
+                  HINT = 'Acquire a new grant (at once); make no id after the old window.';
     END IF;
     PERFORM @extschema@.idgen_registry_durable();
     SELECT s.next_free INTO next_free FROM @extschema@.idgen_registry_slot s

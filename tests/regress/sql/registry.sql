@@ -120,6 +120,7 @@ UPDATE idgen_registry_grant SET hi = lo + 1, granted_at = granted_at - interval 
 UPDATE idgen_registry_slot SET next_free = (SELECT hi FROM idgen_registry_grant WHERE grant_id = (SELECT grant_id FROM old_grant))
     WHERE kind = 'xid12' AND slot = (SELECT slot FROM old_grant);
 CREATE TEMP TABLE live_grant AS SELECT * FROM idgen_acquire('xid12', 'live-at-failover', '1 minute');
+CREATE TEMP TABLE live_snowflake AS SELECT * FROM idgen_acquire('snowflake', 'live-at-failover', '1 minute');
 SELECT l.slot % 64 = o.slot % 64 AS one_stripe FROM live_grant l, old_grant o;
 INSERT INTO idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason, xid12_stripe)
     SELECT system_identifier, 999, clock_timestamp(), false, NULL, (SELECT slot % 64 FROM live_grant) FROM pg_control_system();
@@ -132,21 +133,29 @@ CREATE TEMP TABLE new_grant AS SELECT * FROM idgen_acquire('xid12', 'after-failo
 SELECT n.slot % 64 <> l.slot % 64 AS other_stripe, n.slot % 64 = idgen_registry_current_stripe() AS current_stripe
 FROM new_grant n, live_grant l;
 SELECT regexp_replace(test_helpers.error_of(format('SELECT idgen_renew(%s, %s)', grant_id, token)), 'grant \d+ (.*) at .*', 'grant N \1 at …') FROM old_grant;
-SELECT r.hi > l.hi AS live_grant_renewed FROM live_grant l, idgen_renew(l.grant_id, l.token, '2 minutes') r;
+-- A live Snowflake grant renews through the fence. A live xid12 grant of the old stripe does not:
+-- the old stripe is held only as long as grants made before the change can last, so its writer
+-- acquires anew (at once, from the new stripe).
+SELECT r.hi > l.hi AS live_snowflake_renewed FROM live_snowflake l, idgen_renew(l.grant_id, l.token, '2 minutes') r;
+SELECT regexp_replace(test_helpers.error_of(format('SELECT idgen_renew(%s, %s)', grant_id, token)), 'machine id \d+', 'machine id N') FROM live_grant;
+SELECT r.hi > n.hi AS new_stripe_renewed FROM new_grant n, idgen_renew(n.grant_id, n.token, '2 minutes') r;
 SELECT timeline <> 999 AS new_timeline, fenced, reason ~ '^a new timeline \d+ \(was 999\)' AS why
 FROM idgen_registry_origin ORDER BY seen_at DESC LIMIT 1;
 -- An origin recorded before 0.7.0 has no stripe: its grants may hold any, so xid12 is fenced too.
 UPDATE idgen_registry_origin SET xid12_stripe = NULL WHERE timeline = 999;
 SELECT regexp_replace(test_helpers.error_of($$SELECT idgen_acquire('xid12', 'after-failover-2')$$), 'until .*', 'until …');
--- So is a pool too small to stripe (under 4096 machine ids), whatever the stripes.
+-- So is a pool too small to stripe (under 4096 machine ids), whatever the stripes; a striped
+-- pool that shares machine ids with it leaves those alone.
 UPDATE idgen_registry_origin SET xid12_stripe = (SELECT slot % 64 FROM live_grant) WHERE timeline = 999;
 INSERT INTO idgen_registry_pool VALUES ('small', int4range(100, 101), int4range(5000, 5100), '1 hour');
 SELECT regexp_replace(test_helpers.error_of($$SELECT idgen_acquire('xid12', 'small-1', '1 minute', 'small')$$), 'until .*', 'until …');
 SELECT kind FROM idgen_acquire('xid12', 'after-failover-3', '1 minute');
+SELECT idgen_registry_unstriped_slot(5000) AS shared_with_small, idgen_registry_unstriped_slot(5100) AS not_shared;
 SELECT idgen_registry_lift_fence();
 SELECT slot BETWEEN 5000 AND 5099 AS small_pool FROM idgen_acquire('xid12', 'small-1', '1 minute', 'small');
 DELETE FROM idgen_registry_pool WHERE pool = 'small';
 SELECT kind FROM idgen_acquire('snowflake', 'after-lift', '1 minute');
+SELECT r.hi = r.lo AS released FROM live_snowflake l, idgen_release(l.grant_id, l.token, '-infinity') r;
 -- A dump restored into a fresh CREATE EXTENSION: the install's row (where the registry began)
 -- is there first, the dumped history's rows are copied in after it, with earlier moments. That
 -- fences, whatever grants are to be seen: the dumped registry may have granted after the dump.

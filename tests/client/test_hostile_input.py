@@ -618,6 +618,11 @@ NOT_DATA = {
     # is not one, a cap below 1, a lease with months).
     "idgen_registry_trusted", "idgen_registry_cap", "idgen_registry_seconds", "idgen_registry_lease",
     "idgen_pool_allow", "idgen_pool_disallow",
+    # The failovers' part (0.7.0, issue 34): leases per kind, the fence's end, xid12 stripes.
+    # registry checks their bad arguments (a lease under 1 s or too long, small pools, stripes).
+    "idgen_registry_check_lease", "idgen_registry_default_lease", "idgen_registry_max_lease",
+    "idgen_registry_fence_until", "idgen_registry_pick_stripe", "idgen_registry_striped",
+    "idgen_registry_unstriped_slot",
 }
 
 

@@ -78,7 +78,7 @@ BEGIN
         BEGIN
             PERFORM idgen_acquire('snowflake', 'after-move', '1 minute');
             RAISE EXCEPTION 'a moved registry granted before its fence ended';
-        EXCEPTION WHEN object_not_in_prerequisite_state THEN
+        EXCEPTION WHEN SQLSTATE 'IG001' THEN
             NULL;
         END;
         PERFORM idgen_registry_lift_fence();

@@ -23,9 +23,9 @@ FROM events;
 -- The writer registry: live, released and reserved grants of both kinds; one live grant's
 -- token is kept to renew it after the move.
 SELECT idgen_reserve('snowflake', 900, 'hand-configured');
-CREATE TABLE held AS SELECT * FROM idgen_acquire('snowflake', 'moved-writer', '1 hour');
+CREATE TABLE held AS SELECT * FROM idgen_acquire('snowflake', 'moved-writer', '3 minutes');
 SELECT count(*) FROM generate_series(1, 3) n, LATERAL idgen_acquire('xid12', 'moved-x-' || n, '1 hour');
-SELECT idgen_release(grant_id, token, lo + interval '1 s') FROM idgen_acquire('snowflake', 'moved-released', '1 hour');
+SELECT idgen_release(grant_id, token, lo + interval '1 s') FROM idgen_acquire('snowflake', 'moved-released', '3 minutes');
 CREATE TABLE registry_fingerprint AS
 SELECT md5(string_agg(concat_ws(':', grant_id, kind, slot, writer, pool, lo, hi, reserved, released_at IS NULL),
                       ',' ORDER BY grant_id)) AS digest, max(grant_id) AS max_grant, count(*) AS grants,

@@ -4,8 +4,9 @@
 # the pure unit and property tests once; then for each PostgreSQL version clippy for that
 # version, the in-database tests (#[pg_test]) and, against throwaway clusters, the SQL
 # regression suites (tests/regress/suites says which run where), the isolation tests, the
-# client-side tests (tests/client, the Python client's), the Rust client crate's tests and the
-# TypeScript client's (scripts/test_node.sh), and the packaging tests; with 15 and 18 the
+# server's tests through a driver (tests/client) and the packaging tests; on 18 (or the last
+# version given) once, the clients' own suites: the Python client's, the Rust client crate's and
+# the TypeScript client's (scripts/test_node.sh); with 15 and 18 the
 # pg_upgrade test from 15 to 18; with 18 also scripts/reliability.sh (replication, a crash,
 # sorts beyond memory), scripts/failover.sh (Snowflake across a promotion, the registry after
 # lost grants and restores), the Citus suite (scripts/test_citus.sh), the pgjdbc and Go recipes
@@ -134,13 +135,26 @@ case $ONLY in
     *) wants_regress || wants_client ||
         die "unknown suite '$ONLY' (lint, core, in-database, isolation, rust-client, node, cross-major, reliability, failover, citus, recipes, bench, packaging, a file in tests/regress/sql, tests/client or clients/python/tests/server)" ;;
 esac
-# The client-side tests to run: the directory, or the one file asked for.
+# The clients' own suites (the Python client's tests, the Rust client crate's, the TypeScript
+# client's, with their ORMs and frameworks) test the clients, not the server version: they run
+# once, on 18 when the run has it, else on the last version given. tests/client (the server's
+# behaviour seen from a driver) runs on every version.
+CLIENTS_ON=""
+# clients_here: whether this version runs the clients' own suites.
+clients_here() { [ "$PG_MAJOR" = "$CLIENTS_ON" ]; }
+# The client-side tests to run: the directories, or the one file asked for.
 client_tests() {
-    if [ -z "$ONLY" ]; then echo "$ROOT/tests/client $ROOT/clients/python/tests"; return; fi # tests/server inside
+    if [ -z "$ONLY" ]; then
+        echo "$ROOT/tests/client"
+        if clients_here; then echo "$ROOT/clients/python/tests"; fi # tests/server inside
+        return
+    fi
     local d
     for d in "${CLIENT_DIRS[@]}"; do [ -f "$d/${ONLY##*/}" ] && echo "$d/${ONLY##*/}"; done
 }
 
+CLIENTS_ON=${VERSIONS[-1]}
+for v in "${VERSIONS[@]}"; do [ "$v" != 18 ] || CLIENTS_ON=18; done
 ensure_deps --for-tests
 ensure_venv
 for v in "${VERSIONS[@]}"; do fetch_postgres "$v"; use_postgres "$v"; done # fetch every build first: fail early
@@ -291,13 +305,13 @@ test_version() {
             "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider $(client_tests)
     fi
 
-    if wants rust-client; then
+    if wants rust-client && { clients_here || [ -n "$ONLY" ]; }; then
         say "PostgreSQL $PG_MAJOR: Rust client crate (clients/rust), postgres and sqlx in binary mode"
         (cd "$ROOT" && PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT \
             cargo test -q -p pg-idgen-client --all-features -- --include-ignored)
     fi
 
-    if wants node; then
+    if wants node && { clients_here || [ -n "$ONLY" ]; }; then
         say "PostgreSQL $PG_MAJOR: TypeScript client (clients/node)"
         PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT bash "$ROOT/scripts/test_node.sh"
     fi

@@ -1,4 +1,4 @@
-"""Writer registry benchmark (README "Writers and their identities"), each figure beside a
+"""Writer registry benchmark (docs/registry.md), each figure beside a
 built-in measured in the same run.
 
 Usage: bash scripts/bench.sh [VERSION] registry [--quick] [--renewals [--seconds N] [--superuser]]

@@ -1,4 +1,4 @@
--- Writers: identities handed out by the database (SPEC §8; README "Writers and their identities").
+-- Writers: identities handed out by the database (docs/formats.md §8–§11; docs/registry.md).
 --
 -- A grant gives one writer a slot (a Snowflake worker id 0-1023, or an xid12 machine id
 -- 0-16777215) for a window [lo, hi) of id-time: the time its ids carry (Snowflake: milliseconds

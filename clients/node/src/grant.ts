@@ -1,7 +1,6 @@
 // The grant-bound generators' rules, pure (no I/O, an injected clock reading): the state
-// machine of the Rust core's grant.rs and the Python client's _grant.py, checked against the
-// shared traces in tests/vectors/grant_traces.json (the registry's contract: README.md,
-// "Writers and their identities").
+// machine of the Rust core's grant/ and the Python client's _grant.py, checked against the
+// shared traces in tests/vectors/grant_traces.json (the registry's contract: docs/formats.md §8).
 //
 // A generator bound to a grant of slot `slot` for the id-time window [lo, hi) (Snowflake: ms
 // since its epoch; xid12: unix seconds) makes only ids whose slot is `slot` and whose id-time

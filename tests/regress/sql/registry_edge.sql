@@ -1,4 +1,4 @@
--- Edge devices (README "Writers and their identities", edge devices): a grant of the 'edge'
+-- Edge devices (docs/formats.md §10, docs/registry.md): a grant of the 'edge'
 -- pool with a window of weeks, the device's reports with their count, and a copy of a device's
 -- state found at its report (23505), before its rows are merged.
 SET timezone = 'UTC';

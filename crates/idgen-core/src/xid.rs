@@ -283,6 +283,14 @@ impl Generator {
         Generator { last: None }
     }
 
+    /// A generator whose every id is greater than `last` (a high-water mark kept elsewhere,
+    /// e.g. an edge device's file), as if it had made `last` itself. `None`: [`Self::new`].
+    pub fn resume(last: Option<Xid>) -> Self {
+        Generator {
+            last: last.map(|id| id.0.iter().fold(0u128, |n, b| n << 8 | u128::from(*b))),
+        }
+    }
+
     pub fn next(
         &mut self,
         now: i64,

@@ -1,5 +1,5 @@
-//! Generators bound to a writer grant (the registry's contract: README.md, "Writers and their
-//! identities").
+//! Generators bound to a writer grant (the registry's contract: docs/formats.md §8, "Writer
+//! registry: the grant", the writer's rule; pinned by tests/vectors/grant_traces.json).
 //!
 //! A *grant* gives one writer a *slot* (a Snowflake worker id or an xid12 machine id) for a
 //! *window* `[lo, hi)` of id-time: Snowflake milliseconds since the epoch, xid12 unix seconds.
@@ -37,10 +37,13 @@
 //! 1-3), `snowflake_grant.rs` and `xid_grant.rs` (the two generators: rule 4); their public
 //! items are re-exported here. `tests.rs` holds the rules by hand and one writer's
 //! properties, `model_tests.rs` a model of the registry with writers on their own clocks.
+//! [`edge`] is the offline rule of an edge device (docs/formats.md §10), over the state its
+//! file keeps.
 //!
 //! [`SnowflakeState`]: crate::snowflake::SnowflakeState
 //! [`xid::Generator`]: crate::xid::Generator
 
+pub mod edge;
 mod snowflake_grant;
 mod window;
 mod xid_grant;

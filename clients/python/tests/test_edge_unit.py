@@ -1,6 +1,7 @@
 """Unit tests of pg_idgen.EdgeStore without a server: a grant is put into the SQLite file as
 enrol would, and a fake clock stands for the device's. (clients/python/tests/server/test_edge.py runs enrol
 and sync against the registry.)"""
+import datetime as dt
 import json
 import sqlite3
 from pathlib import Path
@@ -39,11 +40,22 @@ def open_store(path, kind, clock, device="unit-device"):
     return conn, EdgeStore(conn, kind, device=device, clock=clock)
 
 
+def grant_row(grant_id, kind, lo_us, hi_us, server_us, token=8_112_348_937_541):
+    """The row idgen_acquire returns as the client selects it: the window in the kind's
+    id-time (lo_t, hi_t: Snowflake ms since epoch_ms, xid12 unix seconds), server_time as
+    psycopg loads it."""
+    if kind == "snowflake":
+        epoch, lo_t, hi_t = EPOCH_MS, lo_us // 1000 - EPOCH_MS, hi_us // 1000 - EPOCH_MS
+    else:
+        epoch, lo_t, hi_t = None, lo_us // 1_000_000, hi_us // 1_000_000
+    server_time = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=server_us)
+    return (grant_id, token, kind, SLOT[kind], epoch, lo_t, hi_t, server_time)
+
+
 def enrolled(path, kind, clock):
     """A store holding a 28-day grant [T0, T0 + 28 days), as enrol keeps it."""
     conn, store = open_store(path, kind, clock)
-    store._keep((41, 8_112_348_937_541, kind, SLOT[kind], EPOCH_MS if kind == "snowflake" else None,
-                 LO_US, HI_US, LO_US + 5_000_000), "unit-writer")
+    store._keep(grant_row(41, kind, LO_US, HI_US, LO_US + 5_000_000), "unit-writer")
     return conn, store
 
 
@@ -245,13 +257,14 @@ def test_the_system_clock_by_default(tmp_path, kind):
     now_us = time.time_ns() // 1000
     conn = sqlite3.connect(tmp_path / "d.db")
     store = EdgeStore(conn, kind, device="system-clock")
-    store._keep((42, 1, kind, SLOT[kind], EPOCH_MS if kind == "snowflake" else None,
-                 now_us - 60_000_000, now_us + 3_600_000_000, now_us), "unit-writer")
+    now_us -= now_us % 1_000_000  # a window of whole seconds, as xid12's are
+    store._keep(grant_row(42, kind, now_us - 60_000_000, now_us + 3_600_000_000, now_us, token=1),
+                "unit-writer")
     with conn:
         slot, us = parts(kind, store.next_id())
     assert slot == SLOT[kind] and abs(us - now_us) < 60_000_000
-    store._keep((43, 1, kind, SLOT[kind], EPOCH_MS if kind == "snowflake" else None,
-                 now_us - 7_200_000_000, now_us - 3_600_000_000, now_us), "unit-writer")
+    store._keep(grant_row(43, kind, now_us - 7_200_000_000, now_us - 3_600_000_000, now_us, token=1),
+                "unit-writer")
     with pytest.raises(EdgeWindowEnded):
         store.next_id()
 
@@ -278,3 +291,22 @@ def test_enrol_and_sync_refuse_inside_the_callers_transaction(tmp_path):
             call()
     conn.rollback()
     assert conn.execute("SELECT count(*) FROM rows").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_window_is_kept_in_unix_microseconds_from_the_rows_id_time(tmp_path, kind):
+    """The server gives the window in the kind's id-time (lo_t, hi_t); the file keeps it in
+    unix µs: xid12 t·10^6, Snowflake (epoch_ms + t)·10^3 with the grant's own epoch."""
+    conn, store = open_store(tmp_path / "d.db", kind, Clock(T0))
+    epoch = 1_600_000_000_123 if kind == "snowflake" else None
+    lo_t, hi_t = (123_456_789, 987_654_321) if kind == "snowflake" else (T0, T0 + DAY)
+    store._keep((44, 5, kind, SLOT[kind], epoch, lo_t, hi_t,
+                 dt.datetime(2023, 11, 14, 22, 13, 25, 250_000, tzinfo=dt.timezone.utc)), "w")
+    row = conn.execute("SELECT lo_us, hi_us, epoch_ms FROM pg_idgen_edge WHERE kind = ?", (kind,)).fetchone()
+    if kind == "snowflake":
+        assert row == (1_600_123_456_912_000, 1_600_987_654_444_000, epoch)
+    else:
+        assert row == (T0 * 1_000_000, (T0 + DAY) * 1_000_000, None)
+    g = store.grant
+    unix = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    assert (g.lo, g.hi) == (unix + dt.timedelta(microseconds=row[0]), unix + dt.timedelta(microseconds=row[1]))

@@ -21,7 +21,15 @@ import time as _time
 from typing import Callable, NamedTuple, Optional, TypeVar, Union
 
 from ._grant import DeviceConflict, RegistryError
-from ._registry import _extension_schema, _iso_us, _lease_param, _server_error, _statements
+from ._registry import (
+    _binary,
+    _extension_schema,
+    _id_time_us,
+    _iso_us,
+    _lease_param,
+    _server_error,
+    _statements,
+)
 from ._snowflake import MAX_TIMESTAMP, _TIMESTAMP_SHIFT, _WORKER_SHIFT, snowflake_step
 from ._xid import BYTES, MAX_COUNTER, MAX_PID, Xid, _bytes_new, xid_step
 
@@ -170,15 +178,18 @@ class EdgeStore:
                             f"with sync(pg_conn, renew=None), before enrolling again")
         writer = writer or self.device
         g = self._server(pg_conn, lambda sql: pg_conn.execute(
-            sql["acquire"], (self.kind, writer, _lease_param(lease), pool), prepare=False).fetchone(),
+            sql["acquire"], (self.kind, writer, _lease_param(lease), pool), prepare=False,
+            binary=_binary(pg_conn)).fetchone(),
             acquire=True)
         self._keep(g, writer)
         return self.grant
 
     def _keep(self, g: tuple, writer: str) -> None:
         """Stores a grant row as ``_statements`` reads it: (grant_id, token, kind, slot,
-        epoch_ms, lo_us, hi_us, server_us); the mark starts empty, the count at 0."""
-        grant_id, token, kind, slot, epoch_ms, lo_us, hi_us, _ = g
+        epoch_ms, lo_t, hi_t, server_time), the window in the kind's id-time, kept in unix µs;
+        the mark starts empty, the count at 0."""
+        grant_id, token, kind, slot, epoch_ms, lo_t, hi_t, _ = g
+        lo_us, hi_us = _id_time_us(kind, epoch_ms, lo_t), _id_time_us(kind, epoch_ms, hi_t)
         with self.db:
             self.db.execute("DELETE FROM pg_idgen_edge WHERE kind = ?", (kind,))
             self.db.execute(_ENROL, (kind, grant_id, token, slot, lo_us, hi_us, epoch_ms, writer))
@@ -289,8 +300,8 @@ class EdgeStore:
                                 prepare=False)
                 return count, None
             row = pg_conn.execute(sql["renew"], (grant_id, token, _lease_param(renew)),
-                                  prepare=False).fetchone()
-            return count, row[6]
+                                  prepare=False, binary=_binary(pg_conn)).fetchone()
+            return count, _id_time_us(row[2], row[4], row[6])  # hi_t, as unix µs
 
         count, hi_us = self._server(pg_conn, calls)
         with self.db:

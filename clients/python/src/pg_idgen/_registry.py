@@ -59,6 +59,7 @@ __all__ = ["Registry", "GrantSnowflake", "GrantXid", "Grant"]
 
 _UTC = _dt.timezone.utc
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_UTC)
+_ONE_US = _dt.timedelta(microseconds=1)
 _monotonic = _time.monotonic
 # Set on a connection the Registry makes from a DSN, unless the DSN (or, for connect_timeout,
 # PGCONNECT_TIMEOUT) sets them: a dead link is found by TCP too, not only by the statement
@@ -285,7 +286,8 @@ class Registry:
                     watchdog = _Watchdog(self._conn, self.timeout)
                     sent = _monotonic()
                     try:
-                        row = self._conn.execute(self._sql[name], params).fetchone()
+                        row = self._conn.execute(self._sql[name], params,
+                                                 binary=_binary(self._conn)).fetchone()
                     finally:
                         watchdog.stop()
                     return row, _monotonic() - sent
@@ -311,13 +313,10 @@ class Registry:
 
     def _grant(self, row, rtt: float, wall_us: int) -> Grant:
         g = Grant()
-        (g.grant_id, g.token, g.kind, g.slot, g.epoch_ms, g.lo_us, g.hi_us, g.server_us) = row
-        if g.kind == "snowflake":
-            g.lo = g.lo_us // 1000 - g.epoch_ms
-            g.hi = g.hi_us // 1000 - g.epoch_ms
-        else:
-            g.lo = g.lo_us // 1_000_000
-            g.hi = g.hi_us // 1_000_000
+        (g.grant_id, g.token, g.kind, g.slot, g.epoch_ms, g.lo, g.hi, server_time) = row
+        g.lo_us = _id_time_us(g.kind, g.epoch_ms, g.lo)
+        g.hi_us = _id_time_us(g.kind, g.epoch_ms, g.hi)
+        g.server_us = _datetime_us(server_time)
         g.wall_us, g.mono, g.rtt = wall_us, _monotonic(), rtt
         # The server's clock read server_us after the statement was sent: hi is at least
         # (hi - server) after the send on this process's monotonic clock.
@@ -427,6 +426,14 @@ def _dsn_params(dsn: str, timeout: float) -> dict:
     return params
 
 
+def _binary(conn) -> Optional[bool]:
+    """True (binary results) when the session's DateStyle is not ISO: psycopg reads a
+    timestamptz's text (the grant row's server_time) only in ISO, its binary form in any
+    DateStyle. Otherwise None: the cursor's own format (a client-side cursor has no binary)."""
+    style = conn.pgconn.parameter_status(b"DateStyle")
+    return None if style is None or style.startswith(b"ISO") else True
+
+
 def _extension_schema(conn) -> str:
     """The extension's schema on a psycopg 3 connection, quoted for SQL text; RegistryError
     when the extension is not installed."""
@@ -457,20 +464,25 @@ def _server_error(e, acquire: bool = False) -> RegistryError:
     msg = primary
     if diag.message_detail:
         msg += f" (DETAIL: {diag.message_detail})"
+    if state == "42703" and "lo_t" in primary:
+        # idgen_grant's lo_t, hi_t and server_t are new in 0.7.0: an older extension lacks them.
+        return RegistryError(f"the writer registry needs the pg_idgen extension 0.7.0 or later "
+                             f"(ALTER EXTENSION pg_idgen UPDATE): {primary}", state)
     cls = REGISTRY_ERRORS.get(state, RegistryError)
     if acquire and cls is GrantLost:
         cls = RegistryFenced if primary.startswith("the writer registry grants") else RegistryError
     return cls(msg, state)
 
 
-def _unix_us(column: str) -> str:
-    """``column`` (a timestamptz) as unix microseconds, floored, in SQL that names every
-    function, operator and type with its schema: nothing here resolves through the caller's
-    search_path, where another role may have put look-alikes (``public.*(numeric, integer)``
-    is an exact match for ``extract(...) * 1000000`` and would beat pg_catalog's). The literal
-    is numeric so that pg_catalog's numeric * numeric is the exact match."""
-    return (f"pg_catalog.floor(pg_catalog.extract('epoch', {column}) "
-            f"OPERATOR(pg_catalog.*) 1000000::pg_catalog.numeric)::pg_catalog.int8")
+def _id_time_us(kind: str, epoch_ms: Optional[int], t: int) -> int:
+    """An id-time of ``kind`` (the grant row's ``lo_t``/``hi_t``: Snowflake ms since
+    ``epoch_ms``, xid12 unix seconds) as unix microseconds."""
+    return t * 1_000_000 if kind == "xid12" else (epoch_ms + t) * 1000
+
+
+def _datetime_us(moment: _dt.datetime) -> int:
+    """A timestamptz as psycopg loads it (an aware datetime) as unix microseconds."""
+    return (moment - _EPOCH) // _ONE_US
 
 
 def _statements(schema: str) -> dict:
@@ -479,9 +491,10 @@ def _statements(schema: str) -> dict:
     extension's function exactly and no overload another role added to that schema (public,
     where the extension usually lives) is a better match: psycopg sends a small int as int2
     or int4, and ``idgen_renew(integer, bigint, interval)`` would beat ``(bigint, bigint,
-    interval)``."""
-    row = (f"grant_id, token, kind, slot, epoch_ms, {_unix_us('lo')}, {_unix_us('hi')}, "
-           f"{_unix_us('server_time')}")
+    interval)``. The grant's window is read as the server gives it in id-time (``lo_t``,
+    ``hi_t``: the extension 0.7.0's columns), and the server's clock as psycopg's datetime:
+    no arithmetic in SQL, so nothing there resolves through the caller's search_path."""
+    row = "grant_id, token, kind, slot, epoch_ms, lo_t, hi_t, server_time"
     text, int8 = "%s::pg_catalog.text", "%s::pg_catalog.int8"
     interval, tstz = "%s::pg_catalog.interval", "%s::pg_catalog.timestamptz"
     return {

@@ -189,3 +189,29 @@ def test_a_lost_sync_reply_is_not_taken_for_a_copy(tmp_path):
         with pytest.raises(EdgeCloned) as e:
             copy.sync(pg, renew=LEASE)
         assert "'tablet-2'" in e.value.detail and "'tablet'" in e.value.detail
+
+
+@pytest.mark.parametrize("kind", ["xid12", "snowflake"])
+def test_the_servers_window_is_kept_in_any_datestyle_and_timezone(tmp_path, kind):
+    """enrol and sync read the window in id-time (lo_t, hi_t) and keep it in unix µs: the file
+    holds exactly the server's window, also on a session whose DateStyle is not ISO (psycopg
+    reads no timestamptz text there) and whose time zone is not UTC."""
+    db_name = fresh_database("client_edge_style", extension=True)
+    with connect(dbname=db_name) as admin, \
+            connect(dbname=db_name, options="-c DateStyle=SQL,DMY -c TimeZone=America/St_Johns") as pg:
+        assert pg.execute("SHOW DateStyle").fetchone()[0] == "SQL, DMY"
+        unix = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+        d = device_file(tmp_path / "style.db")
+        store = EdgeStore(d, kind, device="style-1", clock=Clock())
+        g = store.enrol(pg, "edge-test@style-1", lease=dt.timedelta(days=3))
+
+        def kept():
+            lo_us, hi_us = d.execute("SELECT lo_us, hi_us FROM pg_idgen_edge").fetchone()
+            return unix + dt.timedelta(microseconds=lo_us), unix + dt.timedelta(microseconds=hi_us)
+
+        assert kept() == (g.lo, g.hi) == grant_row(admin, g.grant_id)[2:4]
+        with d:
+            store.next_id()
+        renewed = store.sync(pg, renew=dt.timedelta(days=5))
+        assert kept() == (renewed.lo, renewed.hi) == grant_row(admin, g.grant_id)[2:4]
+        assert renewed.hi - g.hi > dt.timedelta(days=1.9)

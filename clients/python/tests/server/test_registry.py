@@ -641,3 +641,30 @@ def test_hostile_public_schema_changes_nothing_the_client_computes(kind, path):
             old.execute("SELECT floor(extract(epoch FROM pg_catalog.now()) * 1000000)::bigint")
         calls, ran = hostile_calls(admin)
         assert calls >= 1 and "*(numeric, integer)" in ran, (calls, ran)
+
+
+@pytest.mark.parametrize("kind", ["snowflake", "xid12"])
+def test_the_grant_is_the_servers_in_any_datestyle_and_timezone(kind):
+    """The client reads the window in id-time (lo_t, hi_t) and the server's clock (server_time)
+    as a timestamptz psycopg loads, binary when the session's DateStyle is not ISO: on a session
+    with DateStyle 'SQL, DMY' and a time zone 3.5 h west of UTC, the window is exactly the
+    server's and the server's clock lies between two readings taken around the call."""
+    db = fresh_database("registry_style", extension=True)
+    writer_dsn = dsn(dbname=db) + " options='-c DateStyle=SQL,DMY -c TimeZone=America/St_Johns'"
+    with connect(dbname=db) as admin, pg_idgen.Registry(writer_dsn, "style-writer") as reg:
+        def server_clock():
+            return admin.execute("SELECT clock_timestamp()").fetchone()[0]
+
+        before = server_clock()
+        gen = reg.snowflake(lease=60) if kind == "snowflake" else reg.xid12(lease=60)
+        after = server_clock()
+        assert reg._conn.execute("SHOW DateStyle").fetchone()[0] == "SQL, DMY"
+        g = gen.grant
+        assert_servers_window(admin, g)
+        moment = _EPOCH_UTC + datetime.timedelta(microseconds=g.server_us)
+        assert before <= moment <= after, (before, moment, after)
+        assert 59.0 < g.lease_s <= 61.0 and abs(g.offset_s()) < 1.0
+        with gen._lock:
+            gen._renew_or_replace()
+        assert gen.grant.grant_id == g.grant_id and gen.grant.server_us > g.server_us
+        assert_servers_window(admin, gen.grant)

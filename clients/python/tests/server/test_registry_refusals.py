@@ -192,3 +192,24 @@ def test_report_outside_window(db, tmp_path):
         assert e.value.sqlstate == "IG006"
         hi = pg.execute("SELECT hi FROM idgen_grants WHERE grant_id = %s", (g.grant_id,)).fetchone()[0]
         assert hi == g.hi, (hi, g.hi)
+
+
+@pytest.mark.parametrize("kind", ["snowflake", "xid12"])
+def test_an_extension_before_0_7_0_is_named(kind, tmp_path):
+    """The clients read the grant row's id-time columns (lo_t, hi_t), new in 0.7.0: on an older
+    extension the statement fails before idgen_acquire runs (no grant is made), and the error
+    says which version the registry needs, for a Registry and an EdgeStore alike."""
+    name = "registry_old_extension"
+    fresh_database(name)
+    with connect(dbname=name) as conn:
+        conn.execute("CREATE EXTENSION pg_idgen VERSION '0.6.0'")
+        with pg_idgen.Registry(dsn(dbname=name), "old-extension") as reg:
+            with pytest.raises(pg_idgen.RegistryError, match=r"needs the pg_idgen extension 0\.7\.0 or "
+                               r"later \(ALTER EXTENSION pg_idgen UPDATE\): column \"lo_t\" does not exist") as e:
+                reg.snowflake() if kind == "snowflake" else reg.xid12()
+        assert type(e.value) is pg_idgen.RegistryError and e.value.sqlstate == "42703"
+        store = pg_idgen.EdgeStore(sqlite3.connect(tmp_path / "old.db"), kind, device="old-1")
+        with pytest.raises(pg_idgen.RegistryError, match=r"needs the pg_idgen extension 0\.7\.0"):
+            store.enrol(conn, "old-1")
+        assert store.grant is None
+        assert conn.execute("SELECT count(*) FROM idgen_grants WHERE NOT reserved").fetchone()[0] == 0

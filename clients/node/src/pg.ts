@@ -9,7 +9,7 @@
 // A string works the same way. Do not cast the parameter to text or varchar: xid12 = text has
 // no operator.
 
-import { type IdgenTypeInfo, type Queryable, lookupTypes } from './catalog.js';
+import { ExtensionMissingError, type IdgenTypeInfo, type Queryable, lookupTypes } from './catalog.js';
 import { Xid, xidOfServerText } from './xid.js';
 
 export { lookupTypes } from './catalog.js';
@@ -23,6 +23,13 @@ export interface TypeParserClient extends Queryable {
 export interface RegisterOptions {
   /** How an xid12 comes back: an Xid (default) or its 20-character text. */
   xid12As?: 'Xid' | 'string';
+  /**
+   * A database without the extension: 'error' (default) rejects with ExtensionMissingError;
+   * 'skip' registers nothing and resolves to null, so a pool whose onConnect registers the types
+   * can run the migration that creates the extension. Connections opened before it existed give
+   * xid12 as text until they close; the ORM adapters' column types parse text as well.
+   */
+  ifMissing?: 'error' | 'skip';
 }
 
 /** An array value of xid12 (nested for multidimensional arrays; NULL elements as null). */
@@ -88,10 +95,19 @@ export function parseXid12Array<T>(text: string, element: (id: string) => T): Xi
  * Looks up xid12 and xid12[] through pg_extension (any schema, whatever search_path says) and
  * sets the client's type parsers: an xid12 comes back as an Xid (or its text), an xid12[] as an
  * array; binary results of either fail with a clear error instead of a corrupt value. Returns
- * what it found. Rejects with ExtensionMissingError in a database without the extension.
+ * what it found. Rejects with ExtensionMissingError in a database without the extension, or with
+ * { ifMissing: 'skip' } registers nothing and resolves to null.
  */
-export async function registerTypes(client: TypeParserClient, options: RegisterOptions = {}): Promise<IdgenTypeInfo> {
-  const info = await lookupTypes(client);
+export async function registerTypes(client: TypeParserClient, options?: RegisterOptions & { ifMissing?: 'error' }): Promise<IdgenTypeInfo>;
+export async function registerTypes(client: TypeParserClient, options: RegisterOptions): Promise<IdgenTypeInfo | null>;
+export async function registerTypes(client: TypeParserClient, options: RegisterOptions = {}): Promise<IdgenTypeInfo | null> {
+  let info: IdgenTypeInfo;
+  try {
+    info = await lookupTypes(client);
+  } catch (e) {
+    if (options.ifMissing === 'skip' && e instanceof ExtensionMissingError) return null;
+    throw e;
+  }
   const asString = options.xid12As === 'string';
   const one: (text: string) => unknown = asString ? (text: string) => Xid.parse(text).toString() : xidOfServerText;
   client.setTypeParser(info.xid12, 'text', one);

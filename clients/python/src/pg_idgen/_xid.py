@@ -234,6 +234,19 @@ class Xid(bytes):
     def counter(self) -> int:
         return int.from_bytes(self[9:12], "big")
 
+    # --- Pydantic v2 (``id: Xid`` in a model); pydantic is imported only when it asks ------
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source, handler):
+        from .pydantic import _xid_core_schema
+
+        return _xid_core_schema()
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema, handler):
+        from .pydantic import _xid_json_schema
+
+        return _xid_json_schema(handler.mode)
+
     def __copy__(self):
         return self
 

@@ -1,10 +1,14 @@
-"""SQLAlchemy column type for xid12: ``Column("id", Xid12, primary_key=True,
-server_default=text("gen_xid12()"))``.
+"""SQLAlchemy column types: ``Xid12`` for xid12 (``Column("id", Xid12, primary_key=True,
+server_default=text("gen_xid12()"))``) and ``Rapkey`` for the rapkey domain.
 
 Values load as :class:`pg_idgen.Xid`. Bound parameters are cast to xid12 in the SQL, so
 comparisons with an ``Xid`` or its text work with every driver (a plain ``String`` would bind
 varchar: ``operator does not exist: xid12 = character varying``). Importing this module also
 makes reflection recognise xid12 columns.
+
+``Rapkey`` makes ``rapkey`` columns (DDL), values are ``str``: the server checks them (its
+domain's CHECK); binds are plain text, so ``key == "..."`` and ``key >= lo`` (the "C"
+collation of the domain) work, and a comparison with an invalid key matches nothing.
 """
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ from sqlalchemy.types import UserDefinedType
 from ._catalog import qualified
 from ._xid import Xid, coerce
 
-__all__ = ["Xid12"]
+__all__ = ["Xid12", "Rapkey"]
 
 
 class Xid12(UserDefinedType):
@@ -60,6 +64,29 @@ class Xid12(UserDefinedType):
     def literal_processor(self, dialect):
         def process(value):
             return f"'{coerce(value)}'::{self.get_col_spec()}"
+
+        return process
+
+
+class Rapkey(UserDefinedType):
+    """The rapkey domain (text, "C" collation, checked by the server); ``schema`` names the
+    extension's schema when it is not on the search_path."""
+
+    cache_ok = True
+
+    def __init__(self, schema: Optional[str] = None):
+        self.schema = schema
+
+    def get_col_spec(self, **kw) -> str:
+        return qualified(self.schema, "rapkey") if self.schema else "rapkey"
+
+    @property
+    def python_type(self):
+        return str
+
+    def literal_processor(self, dialect):
+        def process(value):
+            return "'" + str(value).replace("'", "''") + "'::" + self.get_col_spec()
 
         return process
 

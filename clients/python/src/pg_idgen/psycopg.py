@@ -4,6 +4,11 @@ After registration xid12 and xid12[] values load as :class:`pg_idgen.Xid` (lists
 in text and binary results, and an ``Xid`` (or a list of them) binds as xid12 (xid12[]) with
 ``%s``, ``%b`` and in binary ``COPY`` (``copy.set_types(["xid12", ...])``, which also takes
 the text or the 12 bytes of an id). Pools: ``ConnectionPool(..., configure=register)``.
+
+The rapkey domain is registered too, so ``copy.set_types(["rapkey", "rapkey[]"])`` works in
+text and binary COPY (values are ``str``, as for text; the server checks them), and rapkey[]
+results load as lists. A rapkey result needed nothing: the server describes a domain's column
+by its base type, text.
 """
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ import psycopg
 from psycopg.adapt import Dumper, Loader
 from psycopg.pq import Format
 from psycopg.types import TypeInfo
+from psycopg.types.string import StrBinaryDumper, StrDumper, TextBinaryLoader, TextLoader
 
 from ._catalog import TYPE_QUERY, missing, qualified
 from ._xid import CHARS, _STD_TO_HEX, Xid, _b32encode, _from_trusted, _parse_text, coerce
@@ -65,6 +71,18 @@ def _install(conn, row) -> TypeInfo:
     return info
 
 
+def _install_rapkey(conn, row) -> None:
+    oid, array_oid, schema, visible = row
+    info = TypeInfo("rapkey", oid, array_oid, regtype="rapkey" if visible else qualified(schema, "rapkey"))
+    info.register(conn)
+    adapters = conn.adapters
+    adapters.register_loader(oid, TextLoader)
+    adapters.register_loader(oid, TextBinaryLoader)
+    # By oid only (COPY with set_types): a str parameter stays what psycopg makes of it.
+    for base in (StrDumper, StrBinaryDumper):
+        adapters.register_dumper(None, type("Rapkey" + base.__name__, (base,), {"oid": oid}))
+
+
 def register(conn):
     """Registers the xid12 adapters on a psycopg ``Connection`` (returns the TypeInfo) or an
     ``AsyncConnection`` (returns a coroutine: ``await register(aconn)``). Raises
@@ -74,8 +92,11 @@ def register(conn):
     with conn.transaction(), conn.cursor() as cur:
         cur.execute(TYPE_QUERY, ("xid12",))
         row = cur.fetchone()
+        rapkey_row = cur.execute(TYPE_QUERY, ("rapkey",)).fetchone() if row else None
     if row is None:
         raise missing(conn.info.dbname)
+    if rapkey_row is not None:
+        _install_rapkey(conn, rapkey_row)
     return _install(conn, row)
 
 
@@ -84,6 +105,12 @@ async def register_async(conn: psycopg.AsyncConnection) -> TypeInfo:
         async with conn.cursor() as cur:
             await cur.execute(TYPE_QUERY, ("xid12",))
             row = await cur.fetchone()
+            rapkey_row = None
+            if row is not None:
+                await cur.execute(TYPE_QUERY, ("rapkey",))
+                rapkey_row = await cur.fetchone()
     if row is None:
         raise missing(conn.info.dbname)
+    if rapkey_row is not None:
+        _install_rapkey(conn, rapkey_row)
     return _install(conn, row)

@@ -4,7 +4,9 @@ asyncpg (``pg_idgen.asyncpg``), SQLAlchemy (``pg_idgen.sqlalchemy``) and Django
 (``pg_idgen.django``); each adapter imports its driver only when it is imported itself.
 :class:`Registry` gives generators whose worker id / machine id the database hands out
 (psycopg 3, imported when a Registry is made). :class:`EdgeStore` keeps an edge device's grant
-in its own SQLite file, for ids made offline for days.
+in its own SQLite file, for ids made offline for days. Pydantic v2 (FastAPI, SQLModel):
+``id: Xid`` works in a model, and ``pg_idgen.pydantic`` has the rapkey and Snowflake types.
+``json.dumps(data, default=pg_idgen.json_default)`` writes an Xid as its text.
 """
 from . import rapkey
 from ._snowflake import (
@@ -55,8 +57,18 @@ def set_machine_id(machine) -> None:
     _default_generator().set_machine(machine)
 
 
+def json_default(value):
+    """For ``json.dumps(data, default=pg_idgen.json_default)``: an :class:`Xid` as its
+    20-character text (json writes no bytes, and an Xid is bytes); anything else raises json's
+    own TypeError. Snowflake ids are ints and rapkeys are str: json writes them as they are."""
+    if isinstance(value, Xid):
+        return str(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 __all__ = [
     "Xid",
+    "json_default",
     "XidGenerator",
     "machine_from_hostname",
     "set_machine_id",

@@ -203,15 +203,19 @@ ensure_venv() {
         python3 -m venv "$ROOT/.venv"
         "$ROOT/.venv/bin/pip" install -q -r "$ROOT/tests/client/requirements.txt"
     fi
-    # The Python client, editable from this checkout, with the drivers its tests use.
-    if ! "$ROOT/.venv/bin/python" - "$ROOT" 2>/dev/null <<'EOF'
-import sys, asyncpg, django, psycopg_pool, sqlalchemy, pg_idgen
+    # The Python client, editable from this checkout, with the drivers and frameworks its tests
+    # use; again whenever tests/client/requirements.txt changed since the last install.
+    local stamp=$ROOT/.venv/.pg-idgen-requirements
+    if ! cmp -s "$ROOT/tests/client/requirements.txt" "$stamp" ||
+        ! "$ROOT/.venv/bin/python" - "$ROOT" 2>/dev/null <<'EOF'
+import sys, asyncpg, django, psycopg_pool, sqlalchemy, pydantic, fastapi, sqlmodel, pandas, pg_idgen
 assert pg_idgen.__file__.startswith(sys.argv[1] + "/clients/python/")
 EOF
     then
         say "installing the Python client (clients/python) into the venv"
         "$ROOT/.venv/bin/python" -m pip install -q -r "$ROOT/tests/client/requirements.txt" \
             -e "$ROOT/clients/python[psycopg,asyncpg,sqlalchemy,django]"
+        cp "$ROOT/tests/client/requirements.txt" "$stamp"
     fi
 }
 

@@ -124,6 +124,11 @@ export function registryErrorOf(e: unknown): RegistryError | null {
     if (code.startsWith('08') || code.startsWith('57P')) return null;
     const primary = String(err!.message);
     const msg = primary + (err!.detail ? ` (DETAIL: ${String(err!.detail)})` : '');
+    if (code === '42703' && primary.includes('lo_t')) {
+      // idgen_grant's lo_t, hi_t and server_t are new in 0.7.0: an older extension lacks them.
+      return new RegistryError('the writer registry needs the pg_idgen extension 0.7.0 or later ' +
+        `(ALTER EXTENSION pg_idgen UPDATE): ${primary}`, code, { cause: e });
+    }
     const Cls = REGISTRY_ERRORS[code] ?? RegistryError;
     if (Cls === RegistryFenced) return new RegistryFenced(msg, code, { cause: e, until: fencedUntil(primary) });
     return new Cls(msg, code, { cause: e });
@@ -156,14 +161,22 @@ interface Statements {
   release: string;
 }
 
-// `column` (a timestamptz) as unix microseconds in text, floored. Every function, operator and
-// type is named with its schema: nothing resolves through the caller's search_path, where
-// another role may have put look-alikes (`public.*(numeric, integer)` is an exact match for
-// `extract(...) * 1000000` and would beat pg_catalog's numeric * numeric). The literal is
-// numeric so that pg_catalog's operator is the exact match.
-function unixUs(column: string, alias: string): string {
-  return `pg_catalog.floor(pg_catalog.extract('epoch', ${column}) OPERATOR(pg_catalog.*) ` +
-    `1000000::pg_catalog.numeric)::pg_catalog.int8::pg_catalog.text AS ${alias}`;
+// The moment `text` names, an ISO 8601 timestamp with an offset as PostgreSQL writes it (JSON's
+// form of a timestamptz: "2026-12-04T10:35:12.345678+00:00", or the ISO DateStyle's
+// "2026-12-04 10:35:12.345678+00"), as unix microseconds; NaN when it is not one.
+const ISO_TIMESTAMP = /^"?(\d{4,})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?(?:Z|([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?)"?$/;
+
+/** @internal */
+export function isoToUnixUs(text: string): number {
+  const m = ISO_TIMESTAMP.exec(text);
+  if (m === null) return Number.NaN;
+  const [, y, mo, d, h, mi, s, frac, sign, oh, om, os] = m;
+  const day = new Date(0);
+  day.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  day.setUTCHours(Number(h), Number(mi), Number(s), 0);
+  const offsetS = sign === undefined ? 0
+    : (sign === '-' ? -1 : 1) * (Number(oh) * 3600 + Number(om ?? 0) * 60 + Number(os ?? 0));
+  return (day.getTime() / 1000 - offsetS) * 1e6 + (frac === undefined ? 0 : Number(frac.padEnd(6, '0')));
 }
 
 // Every parameter is cast to the exact type of the function's argument, so the call matches the
@@ -173,9 +186,12 @@ function statements(schema: string): Statements {
   const s = quoteIdent(schema);
   const text = (n: number) => `$${n}::pg_catalog.text`;
   const int8 = (n: number) => `$${n}::pg_catalog.int8`;
+  // The window as the server gives it in id-time (lo_t, hi_t: the extension 0.7.0's columns,
+  // the kind's own unit) and the server's clock as text: no arithmetic in SQL. server_time is
+  // read as JSON's text of it, ISO 8601 with microseconds whatever the session's DateStyle.
   const row = 'grant_id::pg_catalog.text AS grant_id, token::pg_catalog.text AS token, kind, slot, ' +
-    'epoch_ms::pg_catalog.text AS epoch_ms, ' +
-    `${unixUs('lo', 'lo_us')}, ${unixUs('hi', 'hi_us')}, ${unixUs('server_time', 'server_us')}`;
+    'epoch_ms::pg_catalog.text AS epoch_ms, lo_t::pg_catalog.text AS lo_t, hi_t::pg_catalog.text AS hi_t, ' +
+    'pg_catalog.to_json(server_time)::pg_catalog.text AS server_time';
   return {
     acquire: `SELECT ${row} FROM ${s}.idgen_acquire(${text(1)}, ${text(2)}, $3::pg_catalog.interval, ${text(4)})`,
     acquireDefault: `SELECT ${row} FROM ${s}.idgen_acquire(${text(1)}, ${text(2)}, pool => ${text(3)})`,
@@ -378,21 +394,26 @@ export class Registry {
 
   private grant(row: any, rtt: number, sent: number): Grant {
     const epochMs = row.epoch_ms === null ? null : Number(row.epoch_ms);
-    const loUs = Number(row.lo_us);
-    const hiUs = Number(row.hi_us);
     const kind = row.kind as 'snowflake' | 'xid12';
-    const snow = kind === 'snowflake';
+    const lo = Number(row.lo_t);
+    const hi = Number(row.hi_t);
+    // The id-time as unix µs: xid12 t·10^6, Snowflake (epoch_ms + t)·10^3.
+    const us = (t: number) => (kind === 'snowflake' ? (epochMs! + t) * 1000 : t * 1e6);
+    const serverUs = isoToUnixUs(String(row.server_time));
+    if (!Number.isFinite(serverUs)) {
+      throw new RegistryError(`the writer registry's answer could not be read: server_time ${String(row.server_time)}`);
+    }
     return {
       grantId: row.grant_id,
       token: row.token,
       kind,
       slot: Number(row.slot),
       epochMs,
-      loUs,
-      hiUs,
-      lo: snow ? Math.floor(loUs / 1000) - epochMs! : Math.floor(loUs / 1e6),
-      hi: snow ? Math.floor(hiUs / 1000) - epochMs! : Math.floor(hiUs / 1e6),
-      serverUs: Number(row.server_us),
+      loUs: us(lo),
+      hiUs: us(hi),
+      lo,
+      hi,
+      serverUs,
       wallUs: this.clockMs() * 1000,
       mono: performance.now(),
       rtt,

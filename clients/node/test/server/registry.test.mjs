@@ -154,4 +154,52 @@ describe('Registry', { skip }, () => {
     await slow.close();
     void Xid;
   });
+
+  for (const kind of ['snowflake', 'xid12']) {
+    test(`${kind}: the grant is the server's in any DateStyle and time zone (lo_t, hi_t, server_time)`, async () => {
+      // A session with DateStyle 'SQL, DMY' and a zone 3.5 h west of UTC: the window read in
+      // id-time is exactly the server's, and server_time (JSON's ISO 8601 text) lies between
+      // two readings of the server's clock taken around the call, to the microsecond.
+      const odd = new pg.Pool({ ...config('node_registry'), max: 1, options: '-c DateStyle=SQL,DMY -c TimeZone=America/St_Johns' });
+      const clockUs = async () => BigInt((await pool.query(
+        "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text AS us")).rows[0].us);
+      const window = async (id) => (await pool.query(
+        `SELECT (extract(epoch FROM g.lo) * 1000000)::bigint::text AS lo, (extract(epoch FROM g.hi) * 1000000)::bigint::text AS hi,
+                r.lo::text AS lo_t, r.hi::text AS hi_t
+           FROM idgen_grants g JOIN idgen_registry_grant r USING (grant_id) WHERE grant_id = $1`, [id])).rows[0];
+      try {
+        assert.equal((await odd.query('SHOW DateStyle')).rows[0].DateStyle, 'SQL, DMY');
+        const reg = new Registry(odd, { writer: `odd-style-${kind}` });
+        const before = await clockUs();
+        const gen = kind === 'snowflake' ? await reg.snowflake({ lease: 60 }) : await reg.xid12({ lease: 60 });
+        const after = await clockUs();
+        const g = gen.grant;
+        const w = await window(g.grantId);
+        assert.deepEqual([String(g.loUs), String(g.hiUs), String(g.lo), String(g.hi)], [w.lo, w.hi, w.lo_t, w.hi_t]);
+        assert.ok(before <= BigInt(g.serverUs) && BigInt(g.serverUs) <= after, `${before} <= ${g.serverUs} <= ${after}`);
+        assert.ok(Number.isInteger(g.serverUs));
+        const left = (g.hiUs - g.serverUs) / 1e6;
+        assert.ok(left > 59 && left <= 61, `a lease of ${left} s`);
+        assert.ok(kind === 'snowflake' ? (await gen.nextId()) > 0n : (await gen.new()) !== null);
+        await reg.close();
+      } finally {
+        await odd.end();
+      }
+    });
+  }
+
+  test('an extension before 0.7.0 (no lo_t) is named, and no grant is made', async () => {
+    await freshDatabase('node_registry_old', { extension: false });
+    const old = new pg.Pool({ ...config('node_registry_old'), max: 1 });
+    try {
+      await old.query("CREATE EXTENSION pg_idgen VERSION '0.6.0'");
+      const reg = new Registry(old, { writer: 'old-extension' });
+      await assert.rejects(reg.xid12(), (e) => e instanceof RegistryError && e.constructor === RegistryError && e.sqlstate === '42703' &&
+        /needs the pg_idgen extension 0\.7\.0 or later \(ALTER EXTENSION pg_idgen UPDATE\): column "lo_t" does not exist/.test(e.message));
+      await reg.close();
+      assert.equal((await old.query('SELECT count(*)::int AS n FROM idgen_grants WHERE NOT reserved')).rows[0].n, 0);
+    } finally {
+      await old.end();
+    }
+  });
 });

@@ -36,11 +36,15 @@ function fakeDb({ windowMs = 400 } = {}) {
       if (text.includes('idgen_release')) return { rows: [{ grant_id: '1' }] };
       const renew = text.includes('idgen_renew');
       if (!renew) db.grants++;
+      // The row as the client selects it: the window in the kind's id-time (lo_t, hi_t), the
+      // server's clock as JSON's text of a timestamptz.
+      const kind = text.includes('idgen_acquire') ? values[0] : 'snowflake';
+      const t = kind === 'xid12' ? (ms) => String(Math.floor(ms / 1000)) : (ms) => String(ms - EPOCH);
       return {
         rows: [{
-          grant_id: renew ? values[0] : String(db.grants), token: '7', kind: text.includes('idgen_acquire') ? values[0] : 'snowflake',
-          slot: 5, epoch_ms: text.includes('idgen_acquire') && values[0] === 'xid12' ? null : String(EPOCH), lo_us: String((now - 1000) * 1000), hi_us: String((now + windowMs) * 1000),
-          server_us: String(now * 1000),
+          grant_id: renew ? values[0] : String(db.grants), token: '7', kind,
+          slot: 5, epoch_ms: kind === 'xid12' ? null : String(EPOCH), lo_t: t(now - 1000), hi_t: t(now + windowMs),
+          server_time: JSON.stringify(new Date(now).toISOString()),
         }],
       };
     },

@@ -13,6 +13,11 @@
 //! used by a second device) and renews or releases the grant. The clock decides only whether
 //! an id can be made: outside the window, `next_id` refuses.
 //!
+//! The offline rule (which id, or which refusal, and the window's end at a release) is the
+//! core's, [`idgen_core::grant::edge`] (docs/formats.md §10, pinned by
+//! `tests/vectors/edge_traces.json`, which this module's tests run through the store): this
+//! module reads and writes the file and talks to the registry.
+//!
 //! ```no_run
 //! use pg_idgen_client::edge::{EdgeStore, Kind, DEFAULT_EDGE_LEASE};
 //! let db = rusqlite::Connection::open("app.db")?;
@@ -38,10 +43,10 @@ use crate::registry::{
     lease_ms, moment_or_never, not_installed, registry_error, times_unit, SCHEMA_SQL,
 };
 use crate::{Error, Xid};
-use idgen_core::snowflake::{
-    checked_worker, validate_epoch, Config, Mark, MarkKind, SnowflakeState, Step,
+use idgen_core::grant::edge::{
+    EdgeError, EdgeId as CoreId, EdgeKind, EdgeRefusal, EdgeState, XidSeed,
 };
-use idgen_core::xid::{machine_from_int, Generator, MAX_COUNTER};
+use idgen_core::xid::MAX_COUNTER;
 use postgres::error::SqlState;
 use postgres::types::Type;
 use rusqlite::types::Value;
@@ -91,14 +96,6 @@ fn attempt_number() -> i64 {
     );
     h.write_u32(std::process::id());
     (h.finish() >> 1).max(1) as i64
-}
-
-/// Microseconds per unit of the kind's id-time.
-fn unit_us(kind: Kind) -> i64 {
-    match kind {
-        Kind::Xid12 => 1_000_000,
-        Kind::Snowflake => 1000,
-    }
 }
 
 /// An id an edge store made: an xid12 or a Snowflake id, as the store's kind.
@@ -213,11 +210,20 @@ fn sqlite(e: rusqlite::Error) -> Error {
     }
 }
 
-fn system_ms() -> i64 {
+fn system_us() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
+        .map(|d| d.as_micros() as i64)
         .unwrap_or(0)
+}
+
+/// What an xid12 store uses for an id with no mark: the low 16 bits of the process id and a
+/// random counter (as the Python client draws them).
+fn system_seed() -> XidSeed {
+    XidSeed {
+        pid: std::process::id() as u16,
+        counter: crate::xid::random_u32() & MAX_COUNTER,
+    }
 }
 
 /// One row of `pg_idgen_edge`.
@@ -256,7 +262,8 @@ impl Row {
     }
 }
 
-/// A grant as `idgen_acquire` / `idgen_renew` return it, times in unix µs.
+/// A grant as `idgen_acquire` / `idgen_renew` return it, the window in unix µs as the file
+/// keeps it.
 struct ServerGrant {
     grant_id: i64,
     token: i64,
@@ -266,33 +273,35 @@ struct ServerGrant {
     hi_us: i64,
 }
 
-/// The columns of a grant row, times as unix µs (floored). Like every statement of this module,
-/// they name each function, operator and type with its schema (see `registry.rs`): nothing
-/// resolves through the caller's search_path.
-fn grant_columns() -> String {
-    let unix_us = |column: &str| {
-        format!(
-            "pg_catalog.floor(pg_catalog.extract('epoch', {column}) \
-             OPERATOR(pg_catalog.*) 1000000::pg_catalog.numeric)::pg_catalog.int8"
-        )
-    };
-    format!(
-        "grant_id, token, slot, epoch_ms, {}, {}",
-        unix_us("lo"),
-        unix_us("hi")
-    )
-}
+/// The columns of a grant row `ServerGrant::read` reads: the window in id-time (`lo_t`,
+/// `hi_t`: the extension's 0.7.0), converted to unix µs here, not in SQL.
+const GRANT_COLUMNS: &str = "grant_id, token, slot, epoch_ms, lo_t, hi_t";
 
 impl ServerGrant {
-    fn read(row: &postgres::Row) -> ServerGrant {
-        ServerGrant {
-            grant_id: row.get(0),
-            token: row.get(1),
-            slot: row.get::<_, i32>(2).into(),
-            epoch_ms: row.get(3),
-            lo_us: row.get(4),
-            hi_us: row.get(5),
-        }
+    fn read(row: &postgres::Row, kind: Kind) -> Result<ServerGrant, Error> {
+        let epoch_ms: Option<i64> = row.try_get(3).map_err(registry_error)?;
+        let kind = edge_kind(kind, epoch_ms, "the registry's grant row")?;
+        let lo_t: i64 = row.try_get(4).map_err(registry_error)?;
+        let hi_t: i64 = row.try_get(5).map_err(registry_error)?;
+        Ok(ServerGrant {
+            grant_id: row.try_get(0).map_err(registry_error)?,
+            token: row.try_get(1).map_err(registry_error)?,
+            slot: row.try_get::<_, i32>(2).map_err(registry_error)?.into(),
+            epoch_ms,
+            lo_us: kind.id_time_to_unix_us(lo_t),
+            hi_us: kind.id_time_to_unix_us(hi_t),
+        })
+    }
+}
+
+/// The core's kind of a grant of `kind` with this epoch (Snowflake needs one).
+fn edge_kind(kind: Kind, epoch_ms: Option<i64>, what: &str) -> Result<EdgeKind, Error> {
+    match (kind, epoch_ms) {
+        (Kind::Xid12, _) => Ok(EdgeKind::Xid12),
+        (Kind::Snowflake, Some(epoch_ms)) => Ok(EdgeKind::Snowflake { epoch_ms }),
+        (Kind::Snowflake, None) => Err(Error::Edge {
+            message: format!("the Snowflake grant in {what} has no epoch_ms"),
+        }),
     }
 }
 
@@ -310,7 +319,10 @@ pub struct EdgeStore<'c> {
     db: &'c Connection,
     kind: Kind,
     device: String,
+    /// Unix µs.
     clock: Arc<dyn Fn() -> i64 + Send + Sync>,
+    /// The pid and counter of an xid12 id made with no mark.
+    seed: Arc<dyn Fn() -> XidSeed + Send + Sync>,
 }
 
 impl fmt::Debug for EdgeStore<'_> {
@@ -333,13 +345,28 @@ impl<'c> EdgeStore<'c> {
             device: device
                 .filter(|d| !d.is_empty())
                 .map_or_else(default_device, str::to_string),
-            clock: Arc::new(system_ms),
+            clock: Arc::new(system_us),
+            seed: Arc::new(system_seed),
         })
     }
 
     /// Another clock, in unix milliseconds (as `Registry::clock`; tests step it).
     pub fn clock(mut self, clock: impl Fn() -> i64 + Send + Sync + 'static) -> Self {
+        self.clock = Arc::new(move || clock().saturating_mul(1000));
+        self
+    }
+
+    /// Another clock, in unix microseconds (the unit of the file's window).
+    pub fn clock_us(mut self, clock: impl Fn() -> i64 + Send + Sync + 'static) -> Self {
         self.clock = Arc::new(clock);
+        self
+    }
+
+    /// The pid and counter of an xid12 id made with no mark (tests; by default the process
+    /// id's low 16 bits and a random counter).
+    #[cfg(test)]
+    fn xid_seed(mut self, seed: XidSeed) -> Self {
+        self.seed = Arc::new(move || seed);
         self
     }
 
@@ -440,7 +467,7 @@ impl<'c> EdgeStore<'c> {
     fn check_enrol(&self) -> Result<(), Error> {
         self.outside_sqlite_transaction()?;
         match self.row()? {
-            Some(r) if r.cloned.is_none() && (self.clock)().saturating_mul(1000) < r.hi_us => {
+            Some(r) if r.cloned.is_none() && (self.clock)() < r.hi_us => {
                 Err(Error::Edge {
                     message: format!(
                         "this store already holds {}: sync it, or release it with sync(client, None), before enrolling again",
@@ -473,9 +500,8 @@ impl<'c> EdgeStore<'c> {
         let kind = self.kind.sql();
         let g = self.server(client, |tx, schema| {
             let sql = format!(
-                "SELECT {} FROM {schema}.idgen_acquire($1::pg_catalog.text, $2::pg_catalog.text, \
-                 {}, $4::pg_catalog.text)",
-                grant_columns(),
+                "SELECT {GRANT_COLUMNS} FROM {schema}.idgen_acquire($1::pg_catalog.text, \
+                 $2::pg_catalog.text, {}, $4::pg_catalog.text)",
                 times_unit(3, "1 millisecond")
             );
             let row = tx.query_typed_one(
@@ -487,8 +513,9 @@ impl<'c> EdgeStore<'c> {
                     (&pool, Type::TEXT),
                 ],
             )?;
-            Ok(ServerGrant::read(&row))
+            Ok(row)
         })?;
+        let g = ServerGrant::read(&g, self.kind)?;
         self.keep(&g, &writer)?;
         self.grant()?.ok_or_else(|| self.no_grant())
     }
@@ -526,59 +553,27 @@ impl<'c> EdgeStore<'c> {
     /// [`Error::EdgeWindowEnded`] (also when the window's ids are used up),
     /// [`Error::EdgeCloned`], [`Error::Edge`] (no grant).
     ///
-    /// A clock that steps back inside the window continues above the mark: xid12 the mark's
-    /// second with the next counter (the next second when the counter is used up), Snowflake
-    /// the next sequence, then the next millisecond; never past the window's end.
+    /// The id is the core's ([`EdgeState::next`]): a clock that steps back inside the window
+    /// continues above the mark (xid12 the mark's second with the next counter, the next second
+    /// when the counter is used up; Snowflake the next sequence, then the next millisecond),
+    /// never past the window's end.
     pub fn next_id(&self) -> Result<EdgeId, Error> {
         for _ in 0..MAX_TRIES {
             let r = self.row()?.ok_or_else(|| self.no_grant())?;
-            if let Some(cloned) = &r.cloned {
-                return Err(Error::EdgeCloned {
-                    message: format!("no id is made: {cloned}"),
-                    detail: None,
-                    hint: None,
-                });
-            }
-            let now_ms = (self.clock)();
-            let now_us = now_ms.saturating_mul(1000);
-            if now_us < r.lo_us {
-                return Err(Error::EdgeClockBeforeWindow {
-                    clock_ms: now_ms,
-                    grant: self.window(&r),
-                });
-            }
-            if now_us >= r.hi_us {
-                return Err(Error::EdgeWindowEnded {
-                    clock_ms: now_ms,
-                    grant: self.window(&r),
-                    used_up: false,
-                    last_id_us: r.last_id_us,
-                });
-            }
-            let mark = self.mark(&r)?;
-            let (id, stored, t_us) = match self.kind {
-                Kind::Xid12 => {
-                    let (id, t_us) = next_xid(r.slot, now_ms, mark.and_then(EdgeId::xid))?;
-                    (EdgeId::Xid(id), Value::Text(id.to_string()), t_us)
-                }
-                Kind::Snowflake => {
-                    let (id, t_us) = next_snowflake(
-                        r.slot,
-                        r.epoch_ms,
-                        now_ms,
-                        mark.and_then(EdgeId::snowflake),
-                    )?;
-                    (EdgeId::Snowflake(id), Value::Integer(id), t_us)
-                }
+            let state = self.state(&r)?;
+            let now_us = (self.clock)();
+            // The rule is the core's (docs/formats.md §10): this store reads and writes the row.
+            let made = match state.next(now_us, (self.seed)()) {
+                Ok(made) => made,
+                Err(e) => return Err(self.refusal(e, &r, now_us)),
             };
-            if t_us >= r.hi_us {
-                return Err(Error::EdgeWindowEnded {
-                    clock_ms: now_ms,
-                    grant: self.window(&r),
-                    used_up: true,
-                    last_id_us: r.last_id_us,
-                });
-            }
+            let (id, stored) = match made.id {
+                CoreId::Xid(x) => {
+                    let x = Xid::from_bytes(x.0);
+                    (EdgeId::Xid(x), Value::Text(x.to_string()))
+                }
+                CoreId::Snowflake(n) => (EdgeId::Snowflake(n), Value::Integer(n)),
+            };
             // Compare-and-set: another connection to the file that moved the mark in between
             // makes this one read it again (or wait for its lock), never reuse it.
             let changed = self
@@ -586,7 +581,13 @@ impl<'c> EdgeStore<'c> {
                 .execute(
                     "UPDATE pg_idgen_edge SET last_id = ?1, last_id_us = ?2 \
                      WHERE kind = ?3 AND grant_id = ?4 AND last_id IS ?5",
-                    params![stored, t_us, self.kind.sql(), r.grant_id, r.last_id],
+                    params![
+                        stored,
+                        made.id_time_us,
+                        self.kind.sql(),
+                        r.grant_id,
+                        r.last_id
+                    ],
                 )
                 .map_err(sqlite)?;
             if changed == 1 {
@@ -599,6 +600,68 @@ impl<'c> EdgeStore<'c> {
                 self.kind.sql()
             ),
         })
+    }
+
+    /// Before the server frees the id-time after the last id, this file stops using it: the
+    /// window's end becomes the core's release end (committed).
+    fn end_for_release(&self, r: &Row) -> Result<(), Error> {
+        let end = self.state(r)?.release_end();
+        self.db
+            .execute(
+                "UPDATE pg_idgen_edge SET hi_us = min(hi_us, ?1) WHERE kind = ?2",
+                params![end, self.kind.sql()],
+            )
+            .map_err(sqlite)?;
+        Ok(())
+    }
+
+    /// The row as the core's rule reads it.
+    fn state(&self, r: &Row) -> Result<EdgeState, Error> {
+        let what = format!("grant {} of pg_idgen_edge", r.grant_id);
+        Ok(EdgeState {
+            kind: edge_kind(self.kind, r.epoch_ms, &what)?,
+            slot: r.slot,
+            lo_us: r.lo_us,
+            hi_us: r.hi_us,
+            last_id: self.mark(r)?.map(|m| match m {
+                EdgeId::Xid(x) => CoreId::Xid(idgen_core::xid::Xid(*x.as_bytes())),
+                EdgeId::Snowflake(n) => CoreId::Snowflake(n),
+            }),
+            last_id_us: r.last_id_us,
+            cloned: r.cloned.is_some(),
+        })
+    }
+
+    /// The error for the core's refusal (or a row no grant has) at clock reading `now_us`.
+    fn refusal(&self, e: EdgeError, r: &Row, now_us: i64) -> Error {
+        let clock_ms = now_us.div_euclid(1000);
+        match e {
+            EdgeError::Refused(EdgeRefusal::Cloned) => Error::EdgeCloned {
+                message: format!("no id is made: {}", r.cloned.as_deref().unwrap_or_default()),
+                detail: None,
+                hint: None,
+            },
+            EdgeError::Refused(EdgeRefusal::ClockBeforeWindow) => Error::EdgeClockBeforeWindow {
+                clock_ms,
+                grant: self.window(r),
+            },
+            EdgeError::Refused(refusal @ (EdgeRefusal::WindowEnded | EdgeRefusal::UsedUp)) => {
+                Error::EdgeWindowEnded {
+                    clock_ms,
+                    grant: self.window(r),
+                    used_up: refusal == EdgeRefusal::UsedUp,
+                    last_id_us: r.last_id_us,
+                }
+            }
+            EdgeError::Invalid(g) => Error::from(g),
+            EdgeError::MarkOfOtherKind => Error::Edge {
+                message: format!(
+                    "the mark of grant {} in pg_idgen_edge is not a {} id",
+                    r.grant_id,
+                    self.kind.sql()
+                ),
+            },
+        }
     }
 
     /// Back online: reports to the registry (`idgen_report`: this device, its count and its
@@ -641,16 +704,7 @@ impl<'c> EdgeStore<'c> {
             }
         };
         if renew_ms.is_none() {
-            // Before the server frees the id-time after the last id, this file stops using it.
-            let end = r
-                .last_id_us
-                .map_or(r.lo_us, |t| t.saturating_add(unit_us(self.kind)));
-            self.db
-                .execute(
-                    "UPDATE pg_idgen_edge SET hi_us = min(hi_us, ?1) WHERE kind = ?2",
-                    params![end, self.kind.sql()],
-                )
-                .map_err(sqlite)?;
+            self.end_for_release(&r)?;
         }
         let (count, hi_us) = self.server(client, |tx, schema| {
             let count: i64 = tx
@@ -687,9 +741,8 @@ impl<'c> EdgeStore<'c> {
             };
             let row = tx.query_typed_one(
                 &format!(
-                    "SELECT {} FROM {schema}.idgen_renew($1::pg_catalog.int8, \
+                    "SELECT {GRANT_COLUMNS} FROM {schema}.idgen_renew($1::pg_catalog.int8, \
                      $2::pg_catalog.int8, {})",
-                    grant_columns(),
                     times_unit(3, "1 millisecond")
                 ),
                 &[
@@ -698,8 +751,11 @@ impl<'c> EdgeStore<'c> {
                     (&renew_ms, Type::INT8),
                 ],
             )?;
-            Ok((count, Some(ServerGrant::read(&row).hi_us)))
+            Ok((count, Some(row)))
         })?;
+        let hi_us = hi_us
+            .map(|row| ServerGrant::read(&row, self.kind).map(|g| g.hi_us))
+            .transpose()?;
         let tx = self.db.unchecked_transaction().map_err(sqlite)?;
         match hi_us {
             None => tx.execute(
@@ -762,74 +818,6 @@ impl<'c> EdgeStore<'c> {
             Err(e) => Err(registry_error(e)),
         }
     }
-}
-
-/// The next xid12 of machine id `slot` at clock reading `now_ms`, above `last`, and its
-/// id-time in µs: the plain generator of the core, resumed from the mark (its pid, its next
-/// counter), so a clock stepped back keeps the mark's second and a used-up counter borrows the
-/// next one.
-fn next_xid(slot: i64, now_ms: i64, last: Option<Xid>) -> Result<(Xid, i64), Error> {
-    let machine = machine_from_int(slot)?;
-    let mut generator = Generator::new();
-    let (pid, counter) = match last {
-        None => (
-            std::process::id() as u16,
-            crate::xid::random_u32() & MAX_COUNTER,
-        ),
-        Some(mark) => {
-            // A fresh generator's first id is exactly the parts it is given: the mark.
-            generator.next(
-                mark.unix_seconds().into(),
-                mark.machine(),
-                mark.pid(),
-                mark.counter(),
-            )?;
-            (mark.pid(), (mark.counter() + 1) & MAX_COUNTER)
-        }
-    };
-    let id = generator.next(now_ms.div_euclid(1000), machine, pid, counter)?;
-    let id = Xid::from_bytes(id.0);
-    Ok((id, i64::from(id.unix_seconds()) * 1_000_000))
-}
-
-/// The next Snowflake id of worker `slot` at clock reading `now_ms`, above `last`, and its
-/// id-time in µs: the core's state machine resumed from the mark; when the clock is behind the
-/// mark or its millisecond is used up, the first millisecond after the mark that has an id
-/// (ahead of the clock: never a wait).
-fn next_snowflake(
-    slot: i64,
-    epoch_ms: Option<i64>,
-    now_ms: i64,
-    last: Option<i64>,
-) -> Result<(i64, i64), Error> {
-    let epoch_ms = epoch_ms.ok_or_else(|| Error::Edge {
-        message: "the Snowflake grant in pg_idgen_edge has no epoch_ms".into(),
-    })?;
-    validate_epoch(epoch_ms)?;
-    let config = Config {
-        epoch_ms,
-        worker: checked_worker(slot)?,
-        max_backward_ms: u64::MAX,
-        lease_ms: 0,
-    };
-    let mut state = SnowflakeState::resume(last.map(|id| Mark {
-        kind: MarkKind::Shutdown,
-        id,
-        epoch_ms,
-    }));
-    let mut at = now_ms;
-    for _ in 0..2 {
-        match state.next(at, &config)? {
-            Step::Issued(id) => {
-                return Ok((id, (epoch_ms + (id >> 22)) * 1000));
-            }
-            Step::WaitUntil(t) => at = t,
-            Step::ExtendLease(_) => break,
-        }
-    }
-    Err(Error::Edge {
-        message: format!("no Snowflake id above the mark {last:?} at {at}"),
-    })
 }
 
 #[cfg(test)]
@@ -1302,7 +1290,7 @@ mod tests {
         let s = EdgeStore::new(&db, Kind::Xid12, None).unwrap();
         assert!(!s.device().is_empty());
         assert_eq!(s.device(), default_device());
-        let now_us = system_ms() * 1000;
+        let now_us = system_us();
         grant(
             &db,
             Kind::Xid12,
@@ -1331,5 +1319,124 @@ mod tests {
             .unwrap();
         let e = s.next_id().unwrap_err();
         assert!(e.to_string().contains("not a Snowflake id"), "{e}");
+    }
+
+    /// tests/vectors/edge_traces.json through this store: the row written as the file keeps it,
+    /// the clock and the xid12 seed injected, each id and refusal as the file says.
+    #[test]
+    fn the_shared_edge_traces() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/vectors/edge_traces.json"
+        );
+        let text = std::fs::read_to_string(path).expect("tests/vectors/edge_traces.json");
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let unhex = |h: &str| -> Xid {
+            let bytes: Vec<u8> = (0..h.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+                .collect();
+            Xid::try_from(bytes.as_slice()).unwrap()
+        };
+        let hex = |x: Xid| -> String { x.as_bytes().iter().map(|b| format!("{b:02x}")).collect() };
+        let mut steps_run = 0;
+        for case in doc["cases"].as_array().unwrap() {
+            let name = case["name"].as_str().unwrap();
+            let kind = match case["kind"].as_str().unwrap() {
+                "xid12" => Kind::Xid12,
+                _ => Kind::Snowflake,
+            };
+            let st = &case["state"];
+            let db = Connection::open_in_memory().unwrap();
+            let now = Arc::new(AtomicI64::new(0));
+            let clock = now.clone();
+            let mut s = EdgeStore::new(&db, kind, Some("vectors"))
+                .unwrap()
+                .clock_us(move || clock.load(Ordering::SeqCst));
+            if kind == Kind::Xid12 {
+                s = s.xid_seed(XidSeed {
+                    pid: case["pid"].as_u64().unwrap() as u16,
+                    counter: case["counter"].as_u64().unwrap() as u32,
+                });
+            }
+            db.execute(
+                &shared().enrol,
+                params![
+                    kind.sql(),
+                    7,
+                    99,
+                    st["slot"].as_i64(),
+                    st["lo_us"].as_i64(),
+                    st["hi_us"].as_i64(),
+                    st["epoch_ms"].as_i64(),
+                    "w"
+                ],
+            )
+            .unwrap();
+            let last: Value = match &st["last_id"] {
+                serde_json::Value::String(h) => Value::Text(unhex(h).to_string()),
+                serde_json::Value::Number(n) => Value::Integer(n.as_i64().unwrap()),
+                _ => Value::Null,
+            };
+            db.execute(
+                "UPDATE pg_idgen_edge SET last_id = ?1, last_id_us = ?2, cloned = ?3",
+                params![last, st["last_id_us"].as_i64(), st["cloned"].as_str()],
+            )
+            .unwrap();
+            for (n, step) in case["steps"].as_array().unwrap().iter().enumerate() {
+                steps_run += 1;
+                let expect = &step["expect"];
+                if let Some(h) = step["renew"]["hi_us"].as_i64() {
+                    db.execute("UPDATE pg_idgen_edge SET hi_us = ?1", [h])
+                        .unwrap();
+                    continue;
+                }
+                let before = s.grant().unwrap().unwrap();
+                if step["release"] == true {
+                    s.end_for_release(&s.row().unwrap().unwrap()).unwrap();
+                    let g = s.grant().unwrap().unwrap();
+                    assert_eq!(Some(g.hi_us), expect["hi_us"].as_i64(), "{name}, step {n}");
+                    continue;
+                }
+                now.store(step["now_us"].as_i64().unwrap(), Ordering::SeqCst);
+                match (s.next_id(), expect["refused"].as_str()) {
+                    (Ok(id), None) => {
+                        let got = match id {
+                            EdgeId::Xid(x) => serde_json::Value::from(hex(x)),
+                            EdgeId::Snowflake(v) => serde_json::Value::from(v),
+                        };
+                        assert_eq!(got, expect["id"], "{name}, step {n}");
+                        let g = s.grant().unwrap().unwrap();
+                        assert_eq!(g.last_id, Some(id), "{name}, step {n}: the mark");
+                        assert_eq!(
+                            g.last_id_us,
+                            expect["last_id_us"].as_i64(),
+                            "{name}, step {n}"
+                        );
+                        assert!(
+                            before.last_id < Some(id),
+                            "{name}, step {n}: above the mark"
+                        );
+                    }
+                    (Err(e), Some(want)) => {
+                        let got = match e {
+                            Error::EdgeCloned { .. } => "cloned",
+                            Error::EdgeClockBeforeWindow { .. } => "clock_before_window",
+                            Error::EdgeWindowEnded { used_up: false, .. } => "window_ended",
+                            Error::EdgeWindowEnded { used_up: true, .. } => "used_up",
+                            other => panic!("{name}, step {n}: {other}"),
+                        };
+                        assert_eq!(got, want, "{name}, step {n}");
+                        assert_eq!(
+                            s.grant().unwrap().unwrap(),
+                            before,
+                            "{name}, step {n}: unchanged"
+                        );
+                    }
+                    (got, want) => panic!("{name}, step {n}: got {got:?}, want {want:?}"),
+                }
+            }
+        }
+        assert!(steps_run >= 70, "{steps_run} steps");
     }
 }

@@ -160,17 +160,23 @@ impl Kind {
     }
 }
 
-/// One row of `idgen_acquire` / `idgen_renew`, times in unix ms.
+/// One row of `idgen_acquire` / `idgen_renew`: the window and the server's clock in id-time,
+/// the kind's own unit (the row's `lo_t`, `hi_t`, `server_t`: Snowflake ms since `epoch_ms`,
+/// xid12 unix seconds; docs/formats.md §8), and the server's clock to the microsecond
+/// (`server_time`, read as a timestamptz by the driver).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct GrantRow {
     pub grant_id: i64,
     pub token: i64,
     pub slot: i64,
-    pub lo_ms: i64,
-    pub hi_ms: i64,
+    pub lo_t: i64,
+    pub hi_t: i64,
+    /// The Snowflake epoch (unix ms); `None` for xid12.
     pub epoch_ms: Option<i64>,
-    /// The server's clock when it answered (unix ms).
-    pub server_ms: i64,
+    /// The server's clock when it answered, in id-time, rounded down.
+    pub server_t: i64,
+    /// The server's clock when it answered, unix µs.
+    pub server_us: i64,
 }
 
 /// What a release needs.
@@ -188,9 +194,17 @@ impl GrantRow {
         }
     }
 
-    /// What was left of the window when the server answered, in ms (at least 1).
+    /// What was left of the window when the server answered, in ms (at least 1): Snowflake
+    /// in its own unit; xid12 from `server_time`, as `server_t` is whole seconds.
     pub fn left_ms(&self) -> i64 {
-        (self.hi_ms - self.server_ms).max(1)
+        let left = match self.epoch_ms {
+            Some(_) => self.hi_t.saturating_sub(self.server_t),
+            None => self
+                .hi_t
+                .saturating_mul(1000)
+                .saturating_sub(self.server_us.div_euclid(1000)),
+        };
+        left.max(1)
     }
 
     /// When to renew, on this process's monotonic clock: half of what was left of the window
@@ -208,21 +222,13 @@ impl GrantRow {
 
 // Every statement here names each function, operator and type with its schema (pg_catalog, or
 // the extension's): nothing resolves through the caller's search_path, where another role may
-// have put look-alikes. `public.*(numeric, integer)` is an exact match for
-// `extract(...) * 1000`, and `public.*(bigint, interval)` for `$3::int8 * interval '1
-// millisecond'`: each would beat pg_catalog's operator, which needs an implicit cast. So the
+// have put look-alikes. `public.*(bigint, interval)` is an exact match for `$3::int8 * interval
+// '1 millisecond'`: it would beat pg_catalog's operator, which needs an implicit cast. So the
 // operands are cast to the types of pg_catalog's operator, which then matches exactly, and the
 // operator is named with OPERATOR(pg_catalog.*). The parameters are cast to the exact types of
 // the extension's function, so no overload added to its schema (public, where the extension
-// usually lives) is a better match.
-
-/// `column` (a timestamptz) as unix ms, rounded with `round` (`ceil` or `floor`).
-pub(crate) fn unix_ms(round: &str, column: &str) -> String {
-    format!(
-        "pg_catalog.{round}(pg_catalog.extract('epoch', {column}) \
-         OPERATOR(pg_catalog.*) 1000::pg_catalog.numeric)::pg_catalog.int8"
-    )
-}
+// usually lives) is a better match. The grant row's times are read as the server gives them
+// (id-time integers, and `server_time` as a timestamptz): no arithmetic on them in SQL.
 
 /// `$n` (an int8 count of `unit`, e.g. `'1 millisecond'`) as an interval: pg_catalog's
 /// float8 * interval, the operator `$n::int8 * interval` meant (ms and µs of unix times stay
@@ -243,15 +249,19 @@ pub(crate) fn moment_or_never(param: usize, unit: &str) -> String {
     )
 }
 
-/// Columns of a grant row, times as unix ms (`lo` rounded up and `hi` down, so a window that
-/// were not whole milliseconds would only shrink). `{f}` is the schema-qualified function call.
+/// Columns of a grant row (`GrantRow`, in this order; `lo_t`, `hi_t` and `server_t` need the
+/// extension's 0.7.0). `call` is the schema-qualified function call.
 pub(crate) fn grant_query(call: &str) -> String {
-    format!(
-        "SELECT grant_id, token, slot, {}, {}, epoch_ms, {} FROM {call}",
-        unix_ms("ceil", "lo"),
-        unix_ms("floor", "hi"),
-        unix_ms("floor", "server_time")
-    )
+    format!("SELECT grant_id, token, slot, lo_t, hi_t, epoch_ms, server_t, server_time FROM {call}")
+}
+
+/// Unix µs of a `SystemTime` (saturating; before 1970 negative).
+#[cfg(feature = "postgres")]
+pub(crate) fn system_time_us(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_micros()).unwrap_or(i64::MAX),
+        Err(e) => i64::try_from(e.duration().as_micros()).map_or(i64::MIN, |us| -us),
+    }
 }
 
 /// `$3` NULL: the pool's default lease for the kind (the server's).
@@ -331,7 +341,7 @@ impl Core for SnowflakeCore {
 
     fn start(row: &GrantRow, max_wait_ms: i64) -> Result<Self, Error> {
         let epoch = snowflake_epoch(row)?;
-        let window = Window::new(row.lo_ms - epoch, row.hi_ms - epoch);
+        let window = Window::new(row.lo_t, row.hi_t);
         Ok(SnowflakeCore(SnowflakeGrant::new(
             epoch,
             row.slot,
@@ -351,8 +361,7 @@ impl Core for SnowflakeCore {
                 ),
             });
         }
-        let window = Window::new(row.lo_ms - epoch, row.hi_ms - epoch);
-        Ok(self.0.rebind(row.slot, window)?)
+        Ok(self.0.rebind(row.slot, Window::new(row.lo_t, row.hi_t))?)
     }
 
     #[inline]
@@ -391,12 +400,9 @@ pub(crate) struct XidCore {
     counter: LocalCounter,
 }
 
-/// An xid12 window in whole seconds: `lo` rounded up, `hi` down.
+/// An xid12 window: unix seconds, as the row gives it.
 fn xid_window(row: &GrantRow) -> Window {
-    Window::new(
-        row.lo_ms.div_euclid(1000) + i64::from(row.lo_ms.rem_euclid(1000) != 0),
-        row.hi_ms.div_euclid(1000),
-    )
+    Window::new(row.lo_t, row.hi_t)
 }
 
 impl Core for XidCore {

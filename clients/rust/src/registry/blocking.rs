@@ -7,6 +7,7 @@
 //! by one statement at a time; a caller waits for it at most until its own deadline. An id call
 //! never runs a statement: it asks the renewal thread and waits for it at most `renew_wait`.
 
+use super::system_time_us;
 use super::{
     acquire_sql, is_lost, not_installed, opt_lease_ms, release_sql, renew_sql, renewal_failed,
     seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef, GrantRow, Settings,
@@ -280,10 +281,14 @@ impl Inner {
                 grant_id: value(0)?,
                 token: value(1)?,
                 slot: row.try_get::<_, i32>(2).map_err(registry_error)?.into(),
-                lo_ms: value(3)?,
-                hi_ms: value(4)?,
+                lo_t: value(3)?,
+                hi_t: value(4)?,
                 epoch_ms: row.try_get::<_, Option<i64>>(5).map_err(registry_error)?,
-                server_ms: value(6)?,
+                server_t: value(6)?,
+                server_us: system_time_us(
+                    row.try_get::<_, std::time::SystemTime>(7)
+                        .map_err(registry_error)?,
+                ),
             },
             sent,
         ))

@@ -18,6 +18,40 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+/// A timestamptz as unix µs, decoded from sqlx's binary form (µs since 2000-01-01 UTC; the
+/// crate has no date-time library). `-infinity` and `infinity` saturate.
+struct Timestamptz(i64);
+
+/// Unix µs of 2000-01-01 00:00:00 UTC, PostgreSQL's epoch.
+const PG_EPOCH_UNIX_US: i64 = 946_684_800_000_000;
+const TIMESTAMPTZ_OID: sqlx::postgres::types::Oid = sqlx::postgres::types::Oid(1184);
+
+impl sqlx::Type<sqlx::Postgres> for Timestamptz {
+    fn type_info() -> sqlx::postgres::PgTypeInfo {
+        sqlx::postgres::PgTypeInfo::with_oid(TIMESTAMPTZ_OID)
+    }
+
+    fn compatible(ty: &sqlx::postgres::PgTypeInfo) -> bool {
+        ty.oid() == Some(TIMESTAMPTZ_OID)
+    }
+}
+
+impl<'r> sqlx::Decode<'r, sqlx::Postgres> for Timestamptz {
+    fn decode(value: sqlx::postgres::PgValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+        match value.format() {
+            sqlx::postgres::PgValueFormat::Binary => {
+                let bytes: [u8; 8] = value.as_bytes()?.try_into()?;
+                Ok(Timestamptz(
+                    i64::from_be_bytes(bytes).saturating_add(PG_EPOCH_UNIX_US),
+                ))
+            }
+            sqlx::postgres::PgValueFormat::Text => {
+                Err("a timestamptz in text form is not read here".into())
+            }
+        }
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -101,10 +135,11 @@ impl Inner {
             grant_id: value(0)?,
             token: value(1)?,
             slot: row.try_get::<i32, _>(2).map_err(registry_error)?.into(),
-            lo_ms: value(3)?,
-            hi_ms: value(4)?,
+            lo_t: value(3)?,
+            hi_t: value(4)?,
             epoch_ms: row.try_get(5).map_err(registry_error)?,
-            server_ms: value(6)?,
+            server_t: value(6)?,
+            server_us: row.try_get::<Timestamptz, _>(7).map_err(registry_error)?.0,
         })
     }
 

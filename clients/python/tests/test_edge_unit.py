@@ -1,11 +1,14 @@
 """Unit tests of pg_idgen.EdgeStore without a server: a grant is put into the SQLite file as
 enrol would, and a fake clock stands for the device's. (clients/python/tests/server/test_edge.py runs enrol
 and sync against the registry.)"""
+import contextlib
 import datetime as dt
 import json
 import sqlite3
 from pathlib import Path
+from types import SimpleNamespace
 
+import psycopg
 import pytest
 
 import pg_idgen
@@ -24,6 +27,9 @@ LO_US, HI_US = T0 * 1_000_000, (T0 + 28 * DAY) * 1_000_000
 SLOT = {"xid12": 12_582_912 + 7, "snowflake": 800}
 EPOCH_MS = pg_idgen.DEFAULT_EPOCH_MS
 KINDS = ["xid12", "snowflake"]
+
+
+EDGE_TRACES = Path(__file__).parents[3] / "tests" / "vectors" / "edge_traces.json"
 
 
 class Clock:
@@ -310,3 +316,122 @@ def test_the_window_is_kept_in_unix_microseconds_from_the_rows_id_time(tmp_path,
     g = store.grant
     unix = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
     assert (g.lo, g.hi) == (unix + dt.timedelta(microseconds=row[0]), unix + dt.timedelta(microseconds=row[1]))
+
+
+# --- the offline rule against the shared vectors (tests/vectors/edge_traces.json) -----------
+
+def _edge_traces():
+    # The vectors are committed: a missing file fails the collection, never an empty list.
+    doc = json.loads(EDGE_TRACES.read_text())
+    assert doc["cases"], f"{EDGE_TRACES} has no cases"
+    return doc
+
+
+# Each refusal's class, and what its message says (window_ended and used_up are both
+# EdgeWindowEnded; the message tells them apart).
+REFUSED = {
+    "cloned": (EdgeCloned, "no id is made"),
+    "clock_before_window": (EdgeClockBeforeWindow, "before the window of"),
+    "window_ended": (EdgeWindowEnded, "at or after the end of the window"),
+    "used_up": (EdgeWindowEnded, "are used up"),
+}
+
+
+def test_edge_traces_refusals_are_the_python_classes():
+    refusals = _edge_traces()["refusals"]
+    assert set(refusals) == set(REFUSED)
+    for name, (cls, _) in REFUSED.items():
+        assert refusals[name]["python"].split()[0] == cls.__name__, name
+
+
+class FakeLink:
+    """A psycopg connection as EdgeStore.sync uses it. ``hi_us``: the end the server's renewal
+    answers with; None: the link is down, every statement fails (the server never answers)."""
+
+    connection = None  # as psycopg.sql's context: quoting without a server
+    info = SimpleNamespace(transaction_status=psycopg.pq.TransactionStatus.IDLE)
+    pgconn = SimpleNamespace(parameter_status=lambda name: b"ISO, MDY")
+
+    def __init__(self, kind, state, hi_us=None):
+        self.kind, self.state, self.hi_us = kind, state, hi_us
+
+    def transaction(self):
+        return contextlib.nullcontext()
+
+    def execute(self, sql, params=(), **kw):
+        if self.hi_us is None:
+            raise psycopg.OperationalError("the link is down")
+        st, kind = self.state, self.kind
+        if "pg_extension" in sql:
+            row = ("public",)
+        elif "idgen_report" in sql:
+            row = (1,)
+        else:  # the renewal: the row in id-time, the window's end the server's
+            assert "idgen_renew" in sql, sql
+            if kind == "snowflake":
+                epoch, lo_t, hi_t = st["epoch_ms"], st["lo_us"] // 1000 - st["epoch_ms"], self.hi_us // 1000 - st["epoch_ms"]
+            else:
+                epoch, lo_t, hi_t = None, st["lo_us"] // 1_000_000, self.hi_us // 1_000_000
+            server_time = dt.datetime(2027, 1, 15, 8, 0, tzinfo=dt.timezone.utc)
+            row = (params[0], params[1], kind, st["slot"], epoch, lo_t, hi_t, server_time)
+        return SimpleNamespace(fetchone=lambda: row)
+
+
+@pytest.mark.parametrize("case", _edge_traces()["cases"], ids=lambda c: c["name"])
+def test_edge_traces(case, tmp_path):
+    """One case of the shared vectors through EdgeStore: the state written as a row of the
+    shared table, each step a next_id on the injected clock, a renewing sync (a server that
+    answers with the new end) or a releasing sync whose server never answers."""
+    kind, st = case["kind"], case["state"]
+    xid = kind == "xid12"
+    clock = Clock(None)
+    conn, store = open_store(tmp_path / "trace.db", kind, clock, device="trace-device")
+    if xid:
+        store._first_pid_counter = lambda: (case["pid"], case["counter"])
+
+    def stored(id):  # an id of the vectors (xid12: 24 hex digits) as the row keeps it
+        return None if id is None else str(Xid(bytes.fromhex(id))) if xid else id
+
+    with conn:
+        conn.execute(pg_idgen._edge._ENROL, (kind, 7, 99, st["slot"], st["lo_us"], st["hi_us"],
+                                             st["epoch_ms"], "trace-writer"))
+        conn.execute("UPDATE pg_idgen_edge SET last_id = ?, last_id_us = ?, cloned = ? WHERE kind = ?",
+                     (stored(st["last_id"]), st["last_id_us"], st["cloned"], kind))
+
+    def row():
+        return conn.execute("SELECT slot, lo_us, hi_us, epoch_ms, last_id, last_id_us, cloned "
+                            "FROM pg_idgen_edge WHERE kind = ?", (kind,)).fetchone()
+
+    for i, step in enumerate(case["steps"]):
+        before = row()
+        where = f"step {i}: {step}"
+        if "now_us" in step:
+            clock.s = step["now_us"] / 1e6
+            assert round(clock.s * 1e6) == step["now_us"], where  # the reading reaches the store whole
+            expect = step["expect"]
+            if "refused" in expect:
+                cls, says = REFUSED[expect["refused"]]
+                with pytest.raises(cls, match=says):
+                    store.next_id()
+                assert not conn.in_transaction and row() == before, where
+                continue
+            with conn:
+                made = store.next_id()
+            assert (bytes(made).hex() if xid else made) == expect["id"], where
+            assert row() == before[:4] + (stored(expect["id"]), expect["last_id_us"], None), where
+            if xid:
+                slot, us = int.from_bytes(made.machine, "big"), made.unix_seconds * 1_000_000
+            else:
+                slot, us = pg_idgen.snowflake_worker(made), pg_idgen.snowflake_unix_ms(made, st["epoch_ms"]) * 1000
+            assert slot == st["slot"] and before[1] <= us < before[2], where
+            if before[4] is not None:
+                assert made > (Xid(before[4]) if xid else before[4]), where
+        elif "renew" in step:
+            hi_us = step["renew"]["hi_us"]
+            g = store.sync(FakeLink(kind, st, hi_us), renew=dt.timedelta(days=28))
+            assert g.syncs == 1 and row() == before[:2] + (hi_us,) + before[3:], where
+        else:
+            assert step["release"] is True
+            with pytest.raises(psycopg.OperationalError, match="the link is down"):
+                store.sync(FakeLink(kind, st), renew=None)
+            assert row() == before[:2] + (step["expect"]["hi_us"],) + before[3:], where

@@ -241,11 +241,18 @@ class EdgeStore:
     __call__ = next_id
 
     @staticmethod
-    def _next_xid(slot: int, now_us: int, last: Optional[str]):
+    def _first_pid_counter():
+        """The pid and counter of an xid12 id made with no mark: the low 16 bits of the process
+        id and a random 24-bit counter. (A test seam: tests/vectors/edge_traces.json's runner
+        sets it on the store to give the vectors' pid and counter.)"""
+        return os.getpid() & MAX_PID, int.from_bytes(os.urandom(3), "big")
+
+    def _next_xid(self, slot: int, now_us: int, last: Optional[str]):
         """(the id as a 96-bit number, its time in µs): the clock's second, or the mark's when
         the clock went back; the mark's pid and next counter (the next second when it wraps)."""
         if last is None:
-            n_last, pid, counter = -1, os.getpid() & MAX_PID, int.from_bytes(os.urandom(3), "big")
+            n_last = -1
+            pid, counter = self._first_pid_counter()
         else:
             n_last = int.from_bytes(Xid(last), "big")
             pid, counter = n_last >> 24 & MAX_PID, (n_last + 1) & MAX_COUNTER

@@ -265,6 +265,7 @@ test('the repository has shared vectors', { skip: !existsSync(DIR) && 'not in th
 // Vectors of what this client does not have, each with the reason; any other file needs a runner.
 const NOT_HERE = {
   'edge_store.json': 'the SQLite file of an edge device: the Python and Rust clients have an EdgeStore, this one not',
+  'edge_traces.json': 'the offline rule of an edge device: the Python and Rust clients have an EdgeStore, this one not',
 };
 
 for (const f of files) {

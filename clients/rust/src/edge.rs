@@ -305,14 +305,6 @@ fn edge_kind(kind: Kind, epoch_ms: Option<i64>, what: &str) -> Result<EdgeKind, 
     }
 }
 
-/// `$5`: unix µs, or NULL (then NULL).
-fn at_us() -> String {
-    format!(
-        "'epoch'::pg_catalog.timestamptz OPERATOR(pg_catalog.+) {}",
-        times_unit(5, "1 microsecond")
-    )
-}
-
 /// The registry grant of one edge device, of one kind (xid12, recommended, or Snowflake), kept
 /// in a SQLite database (table `pg_idgen_edge`, created if missing). See the module's text.
 pub struct EdgeStore<'c> {
@@ -706,20 +698,22 @@ impl<'c> EdgeStore<'c> {
         if renew_ms.is_none() {
             self.end_for_release(&r)?;
         }
+        // The last id's moment, sent as a timestamptz (the driver's SystemTime).
+        let last_time = r.last_id_us.map(moment);
         let (count, hi_us) = self.server(client, |tx, schema| {
             let count: i64 = tx
                 .query_typed_one(
                     &format!(
                         "SELECT {schema}.idgen_report($1::pg_catalog.int8, $2::pg_catalog.int8, \
-                         $3::pg_catalog.text, $4::pg_catalog.int8, {}, $6::pg_catalog.int8)",
-                        at_us()
+                         $3::pg_catalog.text, $4::pg_catalog.int8, $5::pg_catalog.timestamptz, \
+                         $6::pg_catalog.int8)"
                     ),
                     &[
                         (&r.grant_id, Type::INT8),
                         (&r.token, Type::INT8),
                         (&self.device, Type::TEXT),
                         (&r.syncs, Type::INT8),
-                        (&r.last_id_us, Type::INT8),
+                        (&last_time, Type::TIMESTAMPTZ),
                         (&attempt, Type::INT8),
                     ],
                 )?
@@ -729,12 +723,12 @@ impl<'c> EdgeStore<'c> {
                     &format!(
                         "SELECT 1 FROM {schema}.idgen_release($1::pg_catalog.int8, \
                          $2::pg_catalog.int8, {})",
-                        moment_or_never(3, "1 microsecond")
+                        moment_or_never(3)
                     ),
                     &[
                         (&r.grant_id, Type::INT8),
                         (&r.token, Type::INT8),
-                        (&r.last_id_us, Type::INT8),
+                        (&last_time, Type::TIMESTAMPTZ),
                     ],
                 )?;
                 return Ok((count, None));

@@ -240,19 +240,26 @@ pub(crate) fn times_unit(param: usize, unit: &str) -> String {
     )
 }
 
-/// `'epoch'` plus `$n` of `unit`, or `'-infinity'` for NULL, as a timestamptz.
-pub(crate) fn moment_or_never(param: usize, unit: &str) -> String {
-    format!(
-        "CASE WHEN ${param}::pg_catalog.int8 IS NULL THEN '-infinity'::pg_catalog.timestamptz \
-         ELSE 'epoch'::pg_catalog.timestamptz OPERATOR(pg_catalog.+) {} END",
-        times_unit(param, unit)
-    )
+/// `$n` (a timestamptz the driver sends), or `'-infinity'` for NULL (COALESCE is SQL syntax,
+/// not a function a schema could shadow).
+pub(crate) fn moment_or_never(param: usize) -> String {
+    format!("COALESCE(${param}::pg_catalog.timestamptz, '-infinity'::pg_catalog.timestamptz)")
 }
 
 /// Columns of a grant row (`GrantRow`, in this order; `lo_t`, `hi_t` and `server_t` need the
 /// extension's 0.7.0). `call` is the schema-qualified function call.
 pub(crate) fn grant_query(call: &str) -> String {
     format!("SELECT grant_id, token, slot, lo_t, hi_t, epoch_ms, server_t, server_time FROM {call}")
+}
+
+/// The `SystemTime` of unix µs `us`.
+#[cfg(feature = "postgres")]
+pub(crate) fn system_time(us: i64) -> SystemTime {
+    if us >= 0 {
+        UNIX_EPOCH + Duration::from_micros(us as u64)
+    } else {
+        UNIX_EPOCH - Duration::from_micros(us.unsigned_abs())
+    }
 }
 
 /// Unix µs of a `SystemTime` (saturating; before 1970 negative).
@@ -280,11 +287,12 @@ pub(crate) fn renew_sql(schema: &str) -> String {
     ))
 }
 
-/// `$3`: unix ms of the last id made under the grant, NULL for none ('-infinity').
+/// `$3`: the moment of the last id made under the grant (a timestamptz), NULL for none
+/// ('-infinity').
 pub(crate) fn release_sql(schema: &str) -> String {
     format!(
         "SELECT 1 FROM {schema}.idgen_release($1::pg_catalog.int8, $2::pg_catalog.int8, {})",
-        moment_or_never(3, "1 millisecond")
+        moment_or_never(3)
     )
 }
 

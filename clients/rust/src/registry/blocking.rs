@@ -7,12 +7,12 @@
 //! by one statement at a time; a caller waits for it at most until its own deadline. An id call
 //! never runs a statement: it asks the renewal thread and waits for it at most `renew_wait`.
 
-use super::system_time_us;
 use super::{
     acquire_sql, is_lost, not_installed, opt_lease_ms, release_sql, renew_sql, renewal_failed,
     seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef, GrantRow, Settings,
     SnowflakeCore, XidCore, SCHEMA_SQL,
 };
+use super::{system_time, system_time_us};
 use crate::{Error, Xid};
 use idgen_core::grant::GrantStep;
 use postgres::types::{ToSql, Type};
@@ -121,6 +121,7 @@ struct ConnSlot {
 enum Param {
     Text(String),
     Int8(Option<i64>),
+    Timestamptz(Option<std::time::SystemTime>),
 }
 
 impl Param {
@@ -128,6 +129,7 @@ impl Param {
         match self {
             Param::Text(t) => (t, Type::TEXT),
             Param::Int8(v) => (v, Type::INT8),
+            Param::Timestamptz(v) => (v, Type::TIMESTAMPTZ),
         }
     }
 }
@@ -334,7 +336,7 @@ impl Inner {
             vec![
                 Param::Int8(Some(grant.grant_id)),
                 Param::Int8(Some(grant.token)),
-                Param::Int8(last_ms),
+                Param::Timestamptz(last_ms.map(|ms| system_time(ms.saturating_mul(1000)))),
             ],
             deadline,
         )

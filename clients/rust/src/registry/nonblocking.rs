@@ -18,8 +18,8 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-/// A timestamptz as unix µs, decoded from sqlx's binary form (µs since 2000-01-01 UTC; the
-/// crate has no date-time library). `-infinity` and `infinity` saturate.
+/// A timestamptz as unix µs, in sqlx's binary form (µs since 2000-01-01 UTC; the crate has no
+/// date-time library). `-infinity` and `infinity` saturate.
 struct Timestamptz(i64);
 
 /// Unix µs of 2000-01-01 00:00:00 UTC, PostgreSQL's epoch.
@@ -33,6 +33,20 @@ impl sqlx::Type<sqlx::Postgres> for Timestamptz {
 
     fn compatible(ty: &sqlx::postgres::PgTypeInfo) -> bool {
         ty.oid() == Some(TIMESTAMPTZ_OID)
+    }
+}
+
+impl sqlx::Encode<'_, sqlx::Postgres> for Timestamptz {
+    fn encode_by_ref(
+        &self,
+        buf: &mut sqlx::postgres::PgArgumentBuffer,
+    ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+        buf.extend_from_slice(&self.0.saturating_sub(PG_EPOCH_UNIX_US).to_be_bytes());
+        Ok(sqlx::encode::IsNull::No)
+    }
+
+    fn size_hint(&self) -> usize {
+        8
     }
 }
 
@@ -200,7 +214,7 @@ impl Inner {
             sqlx::query(&sql)
                 .bind(grant.grant_id)
                 .bind(grant.token)
-                .bind(last_ms)
+                .bind(last_ms.map(|ms| Timestamptz(ms.saturating_mul(1000))))
                 .persistent(false)
                 .fetch_all(&self.pool)
                 .await

@@ -1,5 +1,6 @@
 // pg-idgen: pg_idgen's values and generators for Node.js. The adapters are their own entry
-// points: pg-idgen/pg, pg-idgen/postgres, pg-idgen/drizzle, pg-idgen/kysely.
+// points: pg-idgen/pg, pg-idgen/postgres, pg-idgen/drizzle, pg-idgen/kysely, pg-idgen/typeorm,
+// pg-idgen/knex, pg-idgen/sequelize, pg-idgen/mikro-orm.
 
 export {
   Xid, XidError, XidGenerator, type XidGeneratorOptions, machineFromHostname,

@@ -1,0 +1,296 @@
+-- xid12 as text: a domain over text COLLATE "C" holding the canonical 20 lowercase base32hex
+-- characters (docs/formats.md §1-§2). Byte order of the text is the order of the 12 bytes.
+--
+-- Encoding works on 64-bit integers holding 8 characters, one per byte ("lanes"): a 40-bit
+-- chunk of the id is spread into eight 5-bit lanes, and each lane turned into its ASCII code
+-- ('0' + v, plus 39 more for v >= 10, which lands on 'a'); decoding reverses it.
+
+-- A text that is not an xid12: native's 22P02 error and DETAIL (the last check is this
+-- edition's own: uppercase is valid native input but not a stored value here). True otherwise.
+CREATE FUNCTION @extschema@.xid12_check(value text, lowercase_only boolean DEFAULT true) RETURNS boolean
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    bad integer;
+    detail text;
+BEGIN
+    IF octet_length(value) <> 20 OR value !~ '^[0-9a-vA-V]*$' THEN
+        IF @extschema@.idgen_trim(value) <> value THEN
+            detail := 'Leading and trailing spaces are not allowed.';
+        ELSIF char_length(value) <> 20 THEN
+            detail := format('An xid12 is 20 base32hex characters; the text has %s characters.',
+                             char_length(value));
+        ELSE
+            bad := char_length(substring(value FROM '^[0-9a-vA-V]*')) + 1;
+            detail := format('Character %s is outside the base32hex alphabet 0-9, a-v.', bad);
+        END IF;
+    ELSIF right(value, 1) NOT IN ('0', 'g', 'G') THEN
+        detail := 'The last character must be 0 or g: its low 4 bits are unused and must be zero.';
+    ELSIF lowercase_only AND value ~ '[A-V]' THEN
+        detail := 'This xid12 is text and stores lowercase only: pass the text through to_xid12() or lower().';
+    ELSE
+        RETURN true;
+    END IF;
+    RAISE EXCEPTION 'invalid input syntax for type xid12: %', @extschema@.idgen_quoted(value)
+        USING ERRCODE = 'invalid_text_representation', DETAIL = detail;
+END
+$$;
+
+-- The regular expression accepts every canonical text without a function call; anything else
+-- goes to xid12_check, which raises native's error. COLLATE "C": byte order, as native sorts.
+CREATE DOMAIN @extschema@.xid12 AS text COLLATE "C"
+    CONSTRAINT xid12_check CHECK (VALUE ~ '^[0-9a-v]{19}[0g]$' OR @extschema@.xid12_check(VALUE));
+COMMENT ON DOMAIN @extschema@.xid12 IS 'time-ordered id in the rs/xid format, as its 20-character base32hex text (pg_idgen portable)';
+
+-- Native text input accepts either case; this is that input, giving the stored (lowercase) form.
+CREATE FUNCTION @extschema@.to_xid12(value text) RETURNS @extschema@.xid12
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    PERFORM @extschema@.xid12_check(value, false);
+    RETURN lower(value);
+END
+$$;
+
+-- Eight characters from a 40-bit number.
+CREATE FUNCTION @extschema@.idgen_b32_lanes(x bigint) RETURNS bigint
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    x := (x & 1048575) | ((x & 1099510579200) << 12);              -- 20-bit halves, 32-bit lanes
+    x := (x & 4393751544831) | ((x & 4499201581906944) << 6);      -- 10 bits in 16-bit lanes
+    x := (x & 8725857424048159) | ((x & 279227437569541088) << 3); -- 5 bits in 8-bit lanes
+    RETURN x + 3472328296227680304 + (((x + 1591483802437686806) >> 5) & 72340172838076673) * 39;
+END
+$$;
+
+-- A 40-bit number from eight characters (validated base32hex, lowercase).
+CREATE FUNCTION @extschema@.idgen_b32_value(chars text) RETURNS bigint
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    x bigint := ('x' || encode(decode(chars, 'escape'), 'hex'))::bit(64)::bigint;
+BEGIN
+    x := x - 3472328296227680304 - ((x >> 6) & 72340172838076673) * 39;
+    x := (x & 8725857424048159) | ((x & 2233819500556328704) >> 3);
+    x := (x & 4393751544831) | ((x & 287948901242044416) >> 6);
+    RETURN (x & 1048575) | ((x & 4503595332403200) >> 12);
+END
+$$;
+
+-- The text of the id whose 12 bytes are hi (56 bits: time, machine) then lo (40 bits: pid,
+-- counter).
+CREATE FUNCTION @extschema@.xid12_encode(hi bigint, lo bigint) RETURNS @extschema@.xid12
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN encode(int8send(@extschema@.idgen_b32_lanes(hi >> 16))
+              || int8send(@extschema@.idgen_b32_lanes(((hi & 65535) << 24) | (lo >> 16)))
+              || substr(int8send(@extschema@.idgen_b32_lanes((lo & 65535) << 24)), 1, 4), 'escape');
+
+-- Native's cast xid12::bytea: the 12 bytes. (On this domain the cast id::bytea is text's,
+-- giving the 20 ASCII bytes of the text: use this function.)
+CREATE FUNCTION @extschema@.xid12_to_bytea(id @extschema@.xid12) RETURNS bytea
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN substr(int8send(@extschema@.idgen_b32_value(substr(id, 1, 8))), 4, 5)
+    || substr(int8send(@extschema@.idgen_b32_value(substr(id, 9, 8))), 4, 5)
+    || substr(int8send(@extschema@.idgen_b32_value(substr(id, 17, 4) || '0000') >> 24), 7, 2);
+
+-- Native's cast bytea::xid12 (native's function name xid12(bytea), and xid12_from_bytea).
+CREATE FUNCTION @extschema@.xid12_from_bytea(bytes bytea) RETURNS @extschema@.xid12
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF octet_length(bytes) <> 12 THEN
+        RAISE EXCEPTION 'invalid binary xid12 value'
+            USING ERRCODE = 'invalid_binary_representation',
+                  DETAIL = format('An xid12 is exactly 12 bytes; got %s.', octet_length(bytes));
+    END IF;
+    RETURN @extschema@.xid12_encode(('x' || encode(substr(bytes, 1, 7), 'hex'))::bit(56)::bigint,
+                                    ('x' || encode(substr(bytes, 8, 5), 'hex'))::bit(40)::bigint);
+END
+$$;
+CREATE FUNCTION @extschema@.xid12(bytes bytea) RETURNS @extschema@.xid12
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN @extschema@.xid12_from_bytea(bytes);
+
+-- Accessors ---------------------------------------------------------------------------------
+
+CREATE FUNCTION @extschema@.xid12_time(id @extschema@.xid12) RETURNS timestamptz
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN to_timestamp(@extschema@.idgen_b32_value(substr(id, 1, 8)) >> 8);
+
+CREATE FUNCTION @extschema@.xid12_machine(id @extschema@.xid12) RETURNS bytea
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN substr(@extschema@.xid12_to_bytea(id), 5, 3);
+
+CREATE FUNCTION @extschema@.xid12_pid(id @extschema@.xid12) RETURNS integer
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN ((@extschema@.idgen_b32_value(substr(id, 9, 8)) >> 8) & 65535)::integer;
+
+CREATE FUNCTION @extschema@.xid12_counter(id @extschema@.xid12) RETURNS integer
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN (((@extschema@.idgen_b32_value(substr(id, 9, 8)) & 255) << 16)
+        | (@extschema@.idgen_b32_value(substr(id, 17, 4) || '0000') >> 24))::integer;
+
+-- The unix second of a timestamp as an xid12 time field, or native's 22008.
+CREATE FUNCTION @extschema@.xid12_seconds(ts timestamptz) RETURNS bigint
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s bigint := @extschema@.idgen_unix_seconds(ts);
+BEGIN
+    IF s NOT BETWEEN 0 AND 4294967295 THEN
+        RAISE EXCEPTION 'timestamp out of range for xid12: unix second % is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC', s
+            USING ERRCODE = 'datetime_field_overflow';
+    END IF;
+    RETURN s;
+END
+$$;
+
+CREATE FUNCTION @extschema@.xid12_min(ts timestamptz) RETURNS @extschema@.xid12
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN @extschema@.xid12_encode(@extschema@.xid12_seconds(ts) << 24, 0);
+
+CREATE FUNCTION @extschema@.xid12_max(ts timestamptz) RETURNS @extschema@.xid12
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN @extschema@.xid12_encode((@extschema@.xid12_seconds(ts) << 24) | 16777215, 1099511627775);
+
+CREATE FUNCTION @extschema@.xid12_from_parts(ts timestamptz, machine bytea, pid integer, counter integer)
+    RETURNS @extschema@.xid12
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s bigint := @extschema@.xid12_seconds(ts);
+BEGIN
+    IF octet_length(machine) <> 3 THEN
+        RAISE EXCEPTION 'xid12 machine id must be 3 bytes, got %', octet_length(machine)
+            USING ERRCODE = 'invalid_parameter_value';
+    ELSIF pid NOT BETWEEN 0 AND 65535 THEN
+        RAISE EXCEPTION 'xid12 pid % is outside the range 0 .. 65535', pid
+            USING ERRCODE = 'invalid_parameter_value';
+    ELSIF counter NOT BETWEEN 0 AND 16777215 THEN
+        RAISE EXCEPTION 'xid12 counter % is outside the range 0 .. 16777215', counter
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN @extschema@.xid12_encode((s << 24) | ('x' || encode(machine, 'hex'))::bit(24)::bigint,
+                                    (pid::bigint << 24) | counter);
+END
+$$;
+
+-- Generators ----------------------------------------------------------------------------------
+-- The sequence's value is (unix second << 24 | counter): portable/README.md "Uniqueness".
+
+CREATE SEQUENCE @extschema@.idgen_xid12_seq AS bigint MINVALUE 0 START 0 NO CYCLE CACHE 1;
+
+-- This session's machine id.
+CREATE FUNCTION @extschema@.xid12_current_machine() RETURNS bytea
+    LANGUAGE sql STABLE PARALLEL SAFE
+RETURN substr(int8send(@extschema@.idgen_config_get('machine')), 6, 3);
+
+-- What gen_xid12 caches: machine << 16 | the low 16 bits of the backend's pid, after checking
+-- that the caller may use the sequence.
+CREATE FUNCTION @extschema@.idgen_xid12_ready() RETURNS bigint
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    mp bigint;
+BEGIN
+    PERFORM @extschema@.idgen_sequence_rights('@extschema@.idgen_xid12_seq', 'gen_xid12');
+    mp := (@extschema@.idgen_config_get('machine') << 16) | (pg_backend_pid() & 65535);
+    PERFORM set_config('idgen_portable.xid12_mp', mp::text, false);
+    RETURN mp;
+END
+$$;
+
+-- Hot path: kept to simple PL/pgSQL expressions (no query), the encoding written out.
+CREATE FUNCTION @extschema@.gen_xid12() RETURNS @extschema@.xid12
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    mp bigint := nullif(current_setting('idgen_portable.xid12_mp', true), '')::bigint;
+    v bigint;
+    s bigint;
+    a bigint;
+    b bigint;
+    c bigint;
+BEGIN
+    IF mp IS NULL THEN
+        mp := @extschema@.idgen_xid12_ready();
+    END IF;
+    IF NOT pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
+        PERFORM pg_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer);
+    END IF;
+    v := nextval('@extschema@.idgen_xid12_seq'::regclass);
+    IF NOT pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
+        RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
+    END IF;
+    s := floor(date_part('epoch', clock_timestamp()))::bigint;
+    IF (v >> 24) < s THEN
+        IF @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq', s << 24) THEN
+            IF NOT pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
+                PERFORM pg_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer);
+            END IF;
+            v := nextval('@extschema@.idgen_xid12_seq'::regclass);
+            IF NOT pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
+                RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
+            END IF;
+        END IF;
+    END IF;
+    IF (v >> 24) > 4294967295 THEN
+        RAISE EXCEPTION 'timestamp out of range for xid12: unix second % is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC', v >> 24
+            USING ERRCODE = 'datetime_field_overflow';
+    END IF;
+    -- 40 bits each: (second, machine's top 8), (machine's low 16, pid, counter's top 8), and
+    -- (counter's low 16, 4 zero bits) at the top of the third.
+    a := ((v >> 24) << 8) | (mp >> 32);
+    b := ((mp & 4294967295) << 8) | ((v >> 16) & 255);
+    c := (v & 65535) << 24;
+    a := (a & 1048575) | ((a & 1099510579200) << 12);
+    b := (b & 1048575) | ((b & 1099510579200) << 12);
+    c := (c & 1048575) | ((c & 1099510579200) << 12);
+    a := (a & 4393751544831) | ((a & 4499201581906944) << 6);
+    b := (b & 4393751544831) | ((b & 4499201581906944) << 6);
+    c := (c & 4393751544831) | ((c & 4499201581906944) << 6);
+    a := (a & 8725857424048159) | ((a & 279227437569541088) << 3);
+    b := (b & 8725857424048159) | ((b & 279227437569541088) << 3);
+    c := (c & 8725857424048159) | ((c & 279227437569541088) << 3);
+    RETURN encode(int8send(a + 3472328296227680304 + (((a + 1591483802437686806) >> 5) & 72340172838076673) * 39)
+                  || int8send(b + 3472328296227680304 + (((b + 1591483802437686806) >> 5) & 72340172838076673) * 39)
+                  || substr(int8send(c + 3472328296227680304 + (((c + 1591483802437686806) >> 5) & 72340172838076673) * 39), 1, 4),
+                  'escape');
+END
+$$;
+COMMENT ON FUNCTION @extschema@.gen_xid12() IS 'a new xid12, greater than every earlier one of this database''s sequence (so of this session)';
+
+-- An id of the given second (backfills): the counter is the sequence's low 24 bits, so ids of
+-- one second differ until 16777216 of them were taken. Not ordered with gen_xid12()'s ids.
+CREATE FUNCTION @extschema@.gen_xid12(ts timestamptz) RETURNS @extschema@.xid12
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    s bigint := @extschema@.xid12_seconds(ts);
+    mp bigint := nullif(current_setting('idgen_portable.xid12_mp', true), '')::bigint;
+    v bigint;
+BEGIN
+    IF mp IS NULL THEN
+        mp := @extschema@.idgen_xid12_ready();
+    END IF;
+    IF NOT pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
+        PERFORM pg_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer);
+    END IF;
+    v := nextval('@extschema@.idgen_xid12_seq'::regclass);
+    IF NOT pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
+        RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
+    END IF;
+    RETURN @extschema@.xid12_encode((s << 24) | (mp >> 16), ((mp & 65535) << 24) | (v & 16777215));
+END
+$$;

@@ -1,0 +1,129 @@
+-- Snowflake ids: bigint = 0 | 41-bit ms since the epoch | 10-bit worker | 12-bit sequence
+-- (docs/formats.md §5). The epoch and worker id come from idgen_config.
+
+-- The sequence's value is (unix millisecond << 12 | sequence within it), in unix time so that
+-- it does not depend on the epoch: portable/README.md "Uniqueness".
+CREATE SEQUENCE @extschema@.idgen_snowflake_seq AS bigint MINVALUE 0 START 0 NO CYCLE CACHE 1;
+
+-- What gen_snowflake caches: worker << 12, after checking that the worker id is set and that
+-- the caller may use the sequence.
+CREATE FUNCTION @extschema@.idgen_snowflake_ready() RETURNS bigint
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    worker integer;
+BEGIN
+    SELECT worker_id INTO worker FROM @extschema@.idgen_config;
+    IF worker IS NULL THEN
+        RAISE EXCEPTION 'idgen_config.worker_id is not set'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Give this database a worker id (0 .. 1023) unique among the databases whose snowflake ids meet, e.g. UPDATE '
+                         || '@extschema@.idgen_config SET worker_id = 1; (sessions read it when they start).';
+    END IF;
+    PERFORM @extschema@.idgen_sequence_rights('@extschema@.idgen_snowflake_seq', 'gen_snowflake');
+    PERFORM @extschema@.idgen_config_get('sf_epoch');
+    PERFORM set_config('idgen_portable.sf_worker', (worker::bigint << 12)::text, false);
+    RETURN worker::bigint << 12;
+END
+$$;
+
+-- Hot path: simple PL/pgSQL expressions only.
+CREATE FUNCTION @extschema@.gen_snowflake() RETURNS bigint
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    w bigint := nullif(current_setting('idgen_portable.sf_worker', true), '')::bigint;
+    e bigint;
+    v bigint;
+    ms bigint;
+BEGIN
+    IF w IS NULL THEN
+        w := @extschema@.idgen_snowflake_ready();
+    END IF;
+    e := current_setting('idgen_portable.sf_epoch')::bigint;
+    IF NOT pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer) THEN
+        PERFORM pg_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer);
+    END IF;
+    v := nextval('@extschema@.idgen_snowflake_seq'::regclass);
+    IF NOT pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer) THEN
+        RAISE EXCEPTION 'gen_snowflake lost its advisory lock';
+    END IF;
+    ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint;
+    IF (v >> 12) < ms THEN
+        IF @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq', ms << 12) THEN
+            IF NOT pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer) THEN
+                PERFORM pg_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer);
+            END IF;
+            v := nextval('@extschema@.idgen_snowflake_seq'::regclass);
+            IF NOT pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer) THEN
+                RAISE EXCEPTION 'gen_snowflake lost its advisory lock';
+            END IF;
+        END IF;
+    END IF;
+    ms := (v >> 12) - e;
+    IF ms < 0 THEN
+        RAISE EXCEPTION 'time % ms since 1970-01-01 is before the snowflake epoch % ms (idgen_config.snowflake_epoch)', v >> 12, e
+            USING ERRCODE = 'datetime_field_overflow';
+    ELSIF ms > 2199023255551 THEN
+        RAISE EXCEPTION 'time % ms after the snowflake epoch is beyond the 41-bit snowflake range (at most 2199023255551 ms, about 69 years)', ms
+            USING ERRCODE = 'datetime_field_overflow';
+    END IF;
+    RETURN (ms << 22) | w | (v & 4095);
+END
+$$;
+COMMENT ON FUNCTION @extschema@.gen_snowflake() IS 'a new snowflake id, unique and increasing within the database';
+
+-- Decoders ------------------------------------------------------------------------------------
+
+CREATE FUNCTION @extschema@.idgen_snowflake_valid(id bigint) RETURNS bigint
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN CASE WHEN id >= 0 THEN id
+            ELSE @extschema@.idgen_raise('22023', 'invalid snowflake id ' || id || ': snowflake ids are never negative') END;
+
+-- STABLE: the answer depends on the configured epoch.
+CREATE FUNCTION @extschema@.snowflake_time(id bigint) RETURNS timestamptz
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+RETURN '1970-01-01 00:00:00+00'::timestamptz
+    + ((@extschema@.idgen_snowflake_valid(id) >> 22) + @extschema@.idgen_config_get('sf_epoch')) * interval '1 millisecond';
+
+CREATE FUNCTION @extschema@.snowflake_worker(id bigint) RETURNS integer
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN ((@extschema@.idgen_snowflake_valid(id) >> 12) & 1023)::integer;
+
+CREATE FUNCTION @extschema@.snowflake_sequence(id bigint) RETURNS integer
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN (@extschema@.idgen_snowflake_valid(id) & 4095)::integer;
+
+-- The smallest / largest id of a millisecond: 0 / -1 before the epoch (below every id), an
+-- error past the 41-bit range and for infinity.
+CREATE FUNCTION @extschema@.idgen_snowflake_ms(ts timestamptz) RETURNS bigint
+    LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    ms bigint;
+BEGIN
+    IF ts = '-infinity' THEN
+        RETURN -1;
+    END IF;
+    PERFORM @extschema@.idgen_unix_seconds(ts);  -- infinity: native's error
+    ms := floor(extract(epoch FROM ts) * 1000)::bigint - @extschema@.idgen_config_get('sf_epoch');
+    IF ms > 2199023255551 THEN
+        RAISE EXCEPTION 'time % ms after the snowflake epoch is beyond the 41-bit snowflake range (at most 2199023255551 ms, about 69 years)', ms
+            USING ERRCODE = 'datetime_field_overflow';
+    END IF;
+    RETURN greatest(ms, -1);
+END
+$$;
+
+CREATE FUNCTION @extschema@.snowflake_min(ts timestamptz) RETURNS bigint
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+RETURN CASE WHEN @extschema@.idgen_snowflake_ms(ts) < 0 THEN 0 ELSE @extschema@.idgen_snowflake_ms(ts) << 22 END;
+COMMENT ON FUNCTION @extschema@.snowflake_min(timestamptz) IS 'the smallest snowflake id of that millisecond';
+
+CREATE FUNCTION @extschema@.snowflake_max(ts timestamptz) RETURNS bigint
+    LANGUAGE sql STABLE STRICT PARALLEL SAFE
+RETURN CASE WHEN @extschema@.idgen_snowflake_ms(ts) < 0 THEN -1 ELSE (@extschema@.idgen_snowflake_ms(ts) << 22) | 4194303 END;
+COMMENT ON FUNCTION @extschema@.snowflake_max(timestamptz) IS 'the largest snowflake id of that millisecond';

@@ -1,0 +1,325 @@
+"""pg_idgen portable edition against the shared vectors, the native extension, and itself
+under concurrency. Run by tests/portable/run.sh, which starts the cluster:
+
+    python test_portable.py PORTABLE_DSN [NATIVE_DSN]
+
+PORTABLE_DSN: a database where the plain script was installed into schema idgen by a role
+that owns the database and nothing more (the tests connect as that role, with an empty
+search_path). NATIVE_DSN: a database of the same cluster with CREATE EXTENSION pg_idgen, or
+absent (the native comparisons are then skipped, and said so).
+"""
+
+import json
+import os
+import pathlib
+import sys
+import threading
+import time
+
+import psycopg
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+VECTORS = ROOT / "tests" / "vectors"
+SESSIONS = int(os.environ.get("PORTABLE_SESSIONS", "8"))
+PER_SESSION = int(os.environ.get("PORTABLE_PER_SESSION", "50000"))
+failures: list[str] = []
+checks = 0
+
+
+def check(ok: bool, what: str) -> None:
+    global checks
+    checks += 1
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def outcome(conn, sql, params=()):
+    """('ok', value) or ('error', sqlstate, message, detail)."""
+    try:
+        with conn.transaction():
+            row = conn.execute(sql, params).fetchone()
+        return ("ok", row[0])
+    except psycopg.Error as e:
+        d = e.diag
+        return ("error", d.sqlstate, d.message_primary, d.message_detail)
+
+
+def connect(dsn):
+    conn = psycopg.connect(dsn, autocommit=True)
+    return conn
+
+
+def vectors(p, n):
+    xid = json.loads((VECTORS / "xid12.json").read_text())
+    for v in xid["valid"]:
+        got = outcome(p, "SELECT idgen.to_xid12(%s)", (v["input"],))
+        check(got == ("ok", v["text"]), f"to_xid12 {v['input']!r}: {got}")
+        cast = outcome(p, "SELECT %s::idgen.xid12::text", (v["input"],))
+        if v["input"] == v["text"]:
+            check(cast == ("ok", v["text"]), f"cast {v['input']!r}: {cast}")
+        else:  # uppercase: native input, not a stored value here (README: differences)
+            check(cast[:2] == ("error", "22P02"), f"uppercase cast {v['input']!r}: {cast}")
+        t = v["text"]
+        row = p.execute(
+            "SELECT idgen.xid12_to_bytea(%(t)s), extract(epoch FROM idgen.xid12_time(%(t)s))::bigint,"
+            " idgen.xid12_machine(%(t)s), idgen.xid12_pid(%(t)s), idgen.xid12_counter(%(t)s),"
+            " idgen.xid12_from_bytea(idgen.xid12_to_bytea(%(t)s)), idgen.xid12(decode(%(b)s, 'hex'))",
+            {"t": t, "b": v["bytes"]},
+        ).fetchone()
+        want = (bytes.fromhex(v["bytes"]), v["unix_seconds"], bytes.fromhex(v["machine"]), v["pid"], v["counter"], t, t)
+        check(tuple(row) == want, f"xid12 parts of {t}: {row} != {want}")
+    for v in xid["invalid_text"]:
+        want = ("error", "22P02", v["message"], v["detail"])
+        got = outcome(p, "SELECT %s::idgen.xid12", (v["text"],))
+        check(got == want, f"invalid xid12 text {v['text']!r}: {got}")
+        got = outcome(p, "SELECT idgen.to_xid12(%s)", (v["text"],))
+        check(got == want, f"to_xid12 {v['text']!r}: {got}")
+        if n:
+            check(outcome(n, "SELECT %s::xid12", (v["text"],)) == want, f"native {v['text']!r}")
+    for v in xid["invalid_bytes"]:
+        want = ("error", "22P03", v["message"], v["detail"])
+        got = outcome(p, "SELECT idgen.xid12_from_bytea(decode(%s, 'hex'))", (v["bytes"],))
+        check(got == want, f"invalid bytes {v['bytes']}: {got}")
+        if n:
+            check(outcome(n, "SELECT decode(%s, 'hex')::xid12", (v["bytes"],)) == want, f"native bytes {v['bytes']}")
+    for v in xid["parts"]:
+        args = (v["unix_seconds"], v["machine"], v["pid"], v["counter"])
+        got = outcome(p, "SELECT idgen.xid12_from_parts(to_timestamp(%s), decode(%s, 'hex'), %s, %s)", args)
+        if "text" in v:
+            check(got == ("ok", v["text"]), f"from_parts {args}: {got}")
+        else:
+            check(got[0] == "error" and got[2] == v["message"], f"from_parts {args}: {got}")
+        if n:
+            nat = outcome(n, "SELECT xid12_from_parts(to_timestamp(%s), decode(%s, 'hex'), %s, %s)::text", args)
+            check(nat == got, f"from_parts {args}: native {nat} portable {got}")
+
+    rk = json.loads((VECTORS / "rapkey.json").read_text())
+    for v in rk["valid"]:
+        check(outcome(p, "SELECT idgen.rapkey_check_char(%s)", (v["body"],)) == ("ok", v["check"]), f"check_char {v['body']}")
+        check(outcome(p, "SELECT %s::idgen.rapkey::text", (v["key"],)) == ("ok", v["key"]), f"rapkey {v['key']}")
+        check(outcome(p, "SELECT idgen.rapkey_is_valid(%s)", (v["key"],)) == ("ok", True), f"is_valid {v['key']}")
+        parts = p.execute(
+            "SELECT idgen.rapkey_build(idgen.rapkey_type(%(k)s), VARIADIC idgen.rapkey_segments(%(k)s))::text",
+            {"k": v["key"]}).fetchone()[0]
+        check(parts == v["key"], f"rebuild {v['key']}: {parts}")
+    for v in rk["invalid_bodies"]:
+        want = ("error", "22023", v["message"], v["detail"])
+        got = outcome(p, "SELECT idgen.rapkey_check_char(%s)", (v["body"],))
+        check(got == want, f"invalid body {v['body']!r}: {got}")
+    for v in rk["invalid_keys"]:
+        want = ("error", "22P02", v["message"], v["detail"])
+        got = outcome(p, "SELECT idgen.to_rapkey(%s)::text", (v["key"],))
+        check(got == want, f"invalid key {v['key']!r}: {got}")
+        check(outcome(p, "SELECT idgen.rapkey_is_valid(%s)", (v["key"],)) == ("ok", False), f"is_valid {v['key']!r}")
+        got = outcome(p, "SELECT %s::idgen.rapkey", (v["key"],))
+        quoted = v["message"].split(": ", 1)[1]
+        want = ("error", "23514", 'value for domain rapkey violates check constraint "rapkey_check"',
+                f"{quoted}: {v['detail']}")
+        check(got == want, f"rapkey domain {v['key']!r}: {got}")
+        if n:
+            check(outcome(n, "SELECT %s::rapkey", (v["key"],)) == want, f"native domain {v['key']!r}")
+    for v in rk["normalize"]:
+        got = outcome(p, "SELECT idgen.to_rapkey(%s)::text", (v["input"],))
+        want = ("ok", v["key"]) if "key" in v else ("error", "22P02", v["message"], v["detail"])
+        check(got == want, f"to_rapkey {v['input']!r}: {got}")
+    for v in rk["build"]:
+        got = outcome(p, "SELECT idgen.rapkey_build(%s, VARIADIC %s::text[])::text", (v["type"], v["segments"]))
+        want = ("ok", v["key"]) if "key" in v else ("error", "22023", v["message"], v["detail"])
+        check(got == want, f"build {v['type']!r} {v['segments']}: {got}")
+    for v in rk["prefix_range"]:
+        got = outcome(p, "SELECT ARRAY[idgen.rapkey_prefix_lo(%(x)s), idgen.rapkey_prefix_hi(%(x)s)]", {"x": v["prefix"]})
+        want = ("ok", v["range"]) if "range" in v else ("error", "22023", v["message"], v["detail"])
+        check(got == want, f"prefix {v['prefix']!r}: {got}")
+
+    sf = json.loads((VECTORS / "snowflake.json").read_text())
+    for v in sf["layouts"]:
+        row = p.execute(
+            "SELECT (extract(epoch FROM idgen.snowflake_time(%(i)s)) * 1000)::bigint,"
+            " idgen.snowflake_worker(%(i)s), idgen.snowflake_sequence(%(i)s)", {"i": v["id"]}).fetchone()
+        check(tuple(row) == (v["unix_ms"], v["worker"], v["sequence"]), f"snowflake {v['id']}: {row}")
+    for v in sf["invalid_ids"]:
+        for f in ("snowflake_worker", "snowflake_sequence", "snowflake_time"):
+            got = outcome(p, f"SELECT idgen.{f}(%s)", (v["id"],))
+            check(got == ("error", "22023", v["message"], None), f"{f}({v['id']}): {got}")
+
+
+def native_same(p, n):
+    """Calls whose answers native and portable must share (value, or SQLSTATE and words)."""
+    cases = [
+        ("xid12_min(%s::timestamptz)::text", ["2011-03-22 17:50:19.7+00", "1969-12-31 23:59:59+00", "infinity", "-infinity", "2106-02-07 06:28:16+00"]),
+        ("xid12_max(%s::timestamptz)::text", ["2011-03-22 17:50:19.7+00", "2106-02-07 06:28:15.9+00", "infinity"]),
+        ("snowflake_min(%s::timestamptz)", ["2020-01-01 00:00:00.0015+00", "2000-01-01+00", "2100-01-01+00", "-infinity", "infinity"]),
+        ("snowflake_max(%s::timestamptz)", ["2020-01-01 00:00:00.0015+00", "2000-01-01+00", "-infinity"]),
+        ("rapkey_normalize_prefix(%s)", [" ORD.Cn ", "ord.a.b.c.d.e", "ord.a.b.c.d", "o"]),
+        ("rapkey_segment(%s::{rk}, 2)", ["ord.cn.sh.202407.8842-2"]),
+        ("rapkey_segment(%s::{rk}, 9)", ["ord.cn.sh.202407.8842-2"]),
+        ("rapkey_has_prefix(%s::{rk}, 'ord.cn')", ["ord.cn.sh.202407.8842-2", "ord.cnx.1-0"]),
+        ("gen_xid12(%s::timestamptz) IS NOT NULL", ["1960-01-01+00", "infinity"]),
+    ]
+    for expr, inputs in cases:
+        for x in inputs:
+            pe = "SELECT idgen." + expr.format(rk="idgen.rapkey")
+            ne = "SELECT " + expr.format(rk="rapkey")
+            got, nat = outcome(p, pe, (x,)), outcome(n, ne, (x,))
+            check(got == nat, f"{expr} {x!r}: portable {got} native {nat}")
+
+
+def generators(p, n, dsn):
+    pid = p.execute("SELECT pg_backend_pid()").fetchone()[0]
+    row = p.execute(
+        "WITH g AS (SELECT idgen.gen_xid12() AS id) SELECT id::text, abs(extract(epoch FROM idgen.xid12_time(id) - now())) < 5,"
+        " idgen.xid12_machine(id) = idgen.xid12_current_machine(), idgen.xid12_pid(id) FROM g").fetchone()
+    check(row[1] and row[2] and row[3] == pid & 0xFFFF, f"gen_xid12 fields: {row}")
+    if n:
+        nat = n.execute("SELECT xid12_pid(%s::xid12), xid12_time(%s::xid12) IS NOT NULL", (row[0], row[0])).fetchone()
+        check(nat == (pid & 0xFFFF, True), f"native reads a portable id: {nat}")
+    # Without a worker id gen_snowflake refuses, as native does (55000).
+    got = outcome(p, "SELECT idgen.gen_snowflake()")
+    check(got[:3] == ("error", "55000", "idgen_config.worker_id is not set"), f"no worker: {got}")
+    if n:
+        nat = outcome(n, "SELECT gen_snowflake()")
+        check(nat[:2] == ("error", "55000"), f"native no worker: {nat}")
+    p.execute("UPDATE idgen.idgen_config SET worker_id = 378")
+    p.execute("SELECT idgen.idgen_config_reload()")
+    row = p.execute("WITH g AS (SELECT idgen.gen_snowflake() AS id) SELECT id, idgen.snowflake_worker(id),"
+                    " abs(extract(epoch FROM idgen.snowflake_time(id) - clock_timestamp())) < 5 FROM g").fetchone()
+    check(row[1] == 378 and row[2], f"gen_snowflake fields: {row}")
+    # A role with no rights on the sequences is refused before any lock is taken.
+    # Search path: every call above ran with search_path = '' (set in the DSN's options).
+    check(p.execute("SHOW search_path").fetchone()[0] in ('""', ""), "search_path is empty")
+
+
+def concurrency(dsn):
+    results = {"gen_xid12": [None] * SESSIONS, "gen_snowflake": [None] * SESSIONS}
+    chunk = min(PER_SESSION, 5000)
+
+    def worker(i):
+        with connect(dsn) as c:
+            out = {k: [] for k in results}
+            while len(out["gen_snowflake"]) < PER_SESSION:
+                for f in results:
+                    rows = c.execute(f"SELECT idgen.{f}()::text FROM generate_series(1, %s)", (chunk,)).fetchall()
+                    out[f].extend(r[0] for r in rows)
+            for f in results:
+                results[f][i] = out[f]
+
+    start = time.monotonic()
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(SESSIONS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - start
+    for f, lists in results.items():
+        total = sum(len(x) for x in lists)
+        distinct = len(set().union(*map(set, lists)))
+        key = int if f == "gen_snowflake" else str
+        increasing = all(all(key(a) < key(b) for a, b in zip(x, x[1:])) for x in lists)
+        print(f"concurrency: {f}: {SESSIONS} sessions x {PER_SESSION} = {total} ids, {distinct} distinct, "
+              f"strictly increasing in every session: {increasing}")
+        check(total == SESSIONS * PER_SESSION and distinct == total, f"{f}: {total - distinct} duplicates")
+        check(increasing, f"{f}: not increasing within a session")
+    print(f"concurrency: both generators interleaved, {elapsed:.1f} s")
+
+
+def copy_compat(p, n):
+    p.execute("DROP TABLE IF EXISTS public.pids")
+    p.execute("CREATE TABLE public.pids (id idgen.xid12 PRIMARY KEY)")
+    p.execute("INSERT INTO public.pids SELECT idgen.gen_xid12() FROM generate_series(1, 20000)")
+    p.execute("INSERT INTO public.pids SELECT idgen.gen_xid12(t) FROM generate_series(timestamptz '1970-01-01 00:00:00+00', "
+              "'2106-02-07 06:28:15+00', interval '397 days') t")
+    p.execute("INSERT INTO public.pids VALUES (idgen.xid12_min('1970-01-01+00')), (idgen.xid12_max('2106-02-07 06:28:15+00')),"
+              " ('9m4e2mr0ui3e8a215n4g') ON CONFLICT DO NOTHING")
+    n.execute("DROP TABLE IF EXISTS nids")
+    n.execute("CREATE TABLE nids (id xid12 PRIMARY KEY)")
+    n.execute("INSERT INTO nids SELECT gen_xid12() FROM generate_series(1, 5000)")
+
+    def copy_out(conn, sql):
+        with conn.cursor() as cur, cur.copy(sql) as cp:
+            return b"".join(bytes(b) for b in cp)
+
+    def copy_in(conn, sql, data):
+        with conn.cursor() as cur, cur.copy(sql) as cp:
+            cp.write(data)
+
+    p_out = copy_out(p, "COPY public.pids TO STDOUT")
+    n.execute("CREATE TEMP TABLE t_in (id xid12)")
+    copy_in(n, "COPY t_in FROM STDIN", p_out)
+    back = copy_out(n, "COPY t_in TO STDOUT")
+    check(back == p_out, "portable -> native COPY (text) is not byte-identical")
+    p.execute("CREATE TEMP TABLE t_back (id idgen.xid12)")
+    copy_in(p, "COPY t_back FROM STDIN", back)
+    check(copy_out(p, "COPY t_back TO STDOUT") == p_out, "native -> portable COPY is not byte-identical")
+    n_out = copy_out(n, "COPY nids TO STDOUT")
+    p.execute("CREATE TEMP TABLE t_nat (id idgen.xid12)")
+    copy_in(p, "COPY t_nat FROM STDIN", n_out)
+    check(copy_out(p, "COPY t_nat TO STDOUT") == n_out, "native ids do not COPY into portable byte-identically")
+    # The same order, and the same fields read by either edition.
+    p_sorted = copy_out(p, "COPY (SELECT id FROM t_back UNION ALL SELECT id FROM t_nat ORDER BY 1) TO STDOUT")
+    n.execute("INSERT INTO t_in SELECT id FROM nids")
+    n_sorted = copy_out(n, "COPY (SELECT id FROM t_in ORDER BY id) TO STDOUT")
+    check(p_sorted == n_sorted, "ORDER BY differs between portable and native")
+    p_fields = copy_out(p, "COPY (SELECT id, idgen.xid12_time(id), idgen.xid12_machine(id), idgen.xid12_pid(id), "
+                           "idgen.xid12_counter(id), idgen.xid12_to_bytea(id) FROM t_back ORDER BY id) TO STDOUT")
+    n_fields = copy_out(n, "COPY (SELECT id, xid12_time(id), xid12_machine(id), xid12_pid(id), xid12_counter(id), "
+                           "id::bytea AS b FROM t_in WHERE id IN (SELECT id FROM t_in EXCEPT SELECT id FROM nids) ORDER BY id) TO STDOUT")
+    check(p_fields == n_fields, "decoded fields differ between portable and native")
+    # Range scans on the index for a cursor.
+    plan = "\n".join(r[0] for r in p.execute(
+        "EXPLAIN SELECT id FROM public.pids WHERE id > %s ORDER BY id LIMIT 10", ("9m4e2mr0ui3e8a215n4g",)).fetchall())
+    check("Index" in plan, f"no index scan for id > cursor:\n{plan}")
+    rows = p_out.count(b"\n")
+    print(f"copy: {rows} portable ids and 5000 native ids: COPY text byte-identical both ways, same ORDER BY, "
+          f"same decoded fields; id > cursor uses the index")
+
+
+def timing(p, n):
+    count = int(os.environ.get("PORTABLE_TIMING_N", "100000"))
+    p.execute("CREATE TEMP SEQUENCE t_seq")
+
+    def per_id(conn, expr):
+        conn.execute(f"SELECT count({expr}) FROM generate_series(1, 1000)")  # warm
+        best = None
+        for _ in range(3):
+            t = time.perf_counter()
+            conn.execute(f"SELECT count({expr}) FROM generate_series(1, %s)", (count,))
+            us = (time.perf_counter() - t) * 1e6 / count
+            best = us if best is None else min(best, us)
+        return best
+
+    uuid = per_id(p, "gen_random_uuid()")
+    seq = per_id(p, "nextval('t_seq')")
+    line = f"timing ({count} ids, best of 3, us/id): gen_random_uuid {uuid:.2f}, nextval {seq:.2f}"
+    for f in ("idgen.gen_xid12()", "idgen.gen_snowflake()"):
+        us = per_id(p, f)
+        line += f"; {f.split('.')[1]} {us:.2f} ({us / uuid:.2f}x uuid, {us / seq:.2f}x nextval)"
+    if n:
+        line += f"; native gen_xid12 {per_id(n, 'gen_xid12()'):.2f}"
+    print(line)
+
+
+def main():
+    dsn = sys.argv[1]
+    ndsn = sys.argv[2] if len(sys.argv) > 2 else None
+    p = connect(dsn)
+    n = connect(ndsn) if ndsn else None
+    if not n:
+        print("native extension not available: native comparisons and the COPY test are skipped")
+    vectors(p, n)
+    print(f"vectors: {checks} checks, {len(failures)} failures")
+    if n:
+        native_same(p, n)
+    generators(p, n, dsn)
+    if n:
+        copy_compat(p, n)
+    if PER_SESSION != 50000 or SESSIONS != 8:
+        print(f"concurrency scaled: {SESSIONS} sessions x {PER_SESSION} (PORTABLE_SESSIONS, PORTABLE_PER_SESSION)")
+    concurrency(dsn)
+    timing(p, n)
+    print(f"{checks} checks, {len(failures)} failures")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

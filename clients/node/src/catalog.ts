@@ -64,3 +64,12 @@ export function quoteIdent(name: string): string {
 export function qualified(schema: string | undefined, name: string): string {
   return schema === undefined ? name : `${quoteIdent(schema)}.${name}`;
 }
+
+/**
+ * A schema-qualified name as PostgreSQL prints it (pg_get_expr, regtype): schema.name when the
+ * schema is a plain lower-case identifier, "Schema".name otherwise. ORMs that compare the DDL
+ * they would write with what the catalog says need this form.
+ */
+export function printedName(schema: string | undefined, name: string): string {
+  return schema !== undefined && /^[a-z_][a-z0-9_$]*$/.test(schema) ? `${schema}.${name}` : qualified(schema, name);
+}

@@ -16,15 +16,8 @@
 // diff altered the column to rapkey again).
 
 import { Type } from '@mikro-orm/core';
-import { qualified } from './catalog.js';
-
-/**
- * The type's name in DDL and in schema diffs: MikroORM reads a type outside the default schema
- * as schema.name (unquoted), so a plain schema name is written that way too.
- */
-function typeName(schema: string | undefined, name: string): string {
-  return schema !== undefined && /^[a-z_][a-z0-9_$]*$/.test(schema) ? `${schema}.${name}` : qualified(schema, name);
-}
+// MikroORM reads a type outside the default schema as schema.name: write it the same way.
+import { printedName as typeName } from './catalog.js';
 import { validate as validateRapkey } from './rapkey.js';
 import { Xid } from './xid.js';
 

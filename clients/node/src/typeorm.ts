@@ -15,7 +15,7 @@
 //   synchronize with an error instead of being dropped and added again.
 
 import type { ColumnOptions, DataSource, ValueTransformer } from 'typeorm';
-import { TYPE_QUERY, quoteIdent } from './catalog.js';
+import { TYPE_QUERY, printedName } from './catalog.js';
 import { Xid } from './xid.js';
 
 type Kind = 'xid12' | 'rapkey';
@@ -33,9 +33,12 @@ export const snowflakeTransformer: ValueTransformer = {
   from: (value: unknown) => (value == null ? value : BigInt(value as string)),
 };
 
-/** The type's name: xid12, or "schema".xid12 when the extension is not on search_path. */
+/**
+ * The type's name: xid12, or ext.xid12 when the extension is not on search_path (written the
+ * way PostgreSQL prints it, which is what synchronize compares with).
+ */
 export function idgenType(name: Kind, schema?: string): string {
-  return schema === undefined ? name : `${quoteIdent(schema)}.${name}`;
+  return printedName(schema, name);
 }
 
 /** Options of an xid12 column whose values are Xid: @PrimaryColumn(xid12Column({ default: genXid12() })). */
@@ -55,9 +58,9 @@ export function snowflakeColumn(options: ColumnOptions = {}): ColumnOptions {
   return { type: 'bigint', transformer: snowflakeTransformer, ...options };
 }
 
-/** The default gen_xid12() (schema-qualified when given). */
+/** The default gen_xid12() (schema-qualified when given, as PostgreSQL prints the default). */
 export function genXid12(schema?: string): () => string {
-  return () => (schema === undefined ? 'gen_xid12()' : `${quoteIdent(schema)}.gen_xid12()`);
+  return () => `${printedName(schema, 'gen_xid12')}()`;
 }
 
 /** Which of the extension's types a column type names (xid12, ext.xid12, "ext".xid12, ...). */

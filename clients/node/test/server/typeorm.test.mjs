@@ -39,17 +39,17 @@ const OrderAsText = new EntitySchema({
 });
 
 /** A started DataSource and the DDL it ran while starting. */
-async function start(entities, { helper = true } = {}) {
+async function start(entities, { helper = true, database = DB, schema } = {}) {
   const ddl = [];
   const logger = {
     logQuery: (q) => { if (/^\s*(CREATE|ALTER|DROP|COMMENT)\b/i.test(q)) ddl.push(q); },
     logQueryError() {}, logQuerySlow() {}, logSchemaBuild() {}, logMigration() {}, log() {},
   };
   const ds = new DataSource({
-    type: 'postgres', host: HOST, port: PORT, username: 'postgres', database: DB,
+    type: 'postgres', host: HOST, port: PORT, username: 'postgres', database,
     entities, synchronize: true, logging: true, logger, extra: { max: 2 },
   });
-  if (helper) idgenTypeorm(ds);
+  if (helper) idgenTypeorm(ds, { schema });
   else ds.driver.supportedDataTypes.push('xid12', 'rapkey');
   try {
     await ds.initialize();
@@ -135,6 +135,28 @@ describe('TypeORM', { skip }, () => {
     assert.equal(typeof flake.id, 'bigint');
     await assert.rejects(repo.insert({ key: 'ord.cn.1-0', n: 0 }), /rapkey/);
     await ds.destroy();
+  });
+
+  test('the extension in a schema outside search_path: the second start runs no DDL', async () => {
+    await freshDatabase('node_typeorm_ext', { schema: 'ext' });
+    const Ext = new EntitySchema({
+      name: 'Order',
+      tableName: 'orders',
+      columns: {
+        id: { ...xid12Column({ schema: 'ext', default: genXid12('ext') }), primary: true },
+        key: rapkeyColumn({ schema: 'ext', name: 'order_key', unique: true, nullable: true }),
+        n: { type: 'int' },
+      },
+    });
+    const starts = [];
+    for (let i = 0; i < 2; i++) {
+      const started = await start([Ext], { database: 'node_typeorm_ext', schema: 'ext' });
+      starts.push(started.ddl);
+      if (i === 0) await started.ds.query("INSERT INTO orders (order_key, n) VALUES ('ord.cn.1-' || ext.rapkey_check_char('ord.cn.1'), 1)");
+      await started.ds.destroy();
+    }
+    assert.match(starts[0].join('\n'), /"id" ext\.xid12 NOT NULL DEFAULT ext\.gen_xid12\(\), "order_key" ext\.rapkey/);
+    assert.deepEqual(starts[1], []);
   });
 
   test('control: without the helper the second start drops the rapkey column', async () => {

@@ -13,9 +13,10 @@ const ID = '9m4e2mr0ui3e8a215n4g';
 
 test('TypeORM: column options and transformers', () => {
   assert.deepEqual({ ...xid12Column({ nullable: true }), transformer: undefined }, { type: 'xid12', nullable: true, transformer: undefined });
-  assert.equal(xid12Column({ schema: 'ext' }).type, '"ext".xid12');
+  assert.equal(xid12Column({ schema: 'ext' }).type, 'ext.xid12'); // as PostgreSQL prints it
+  assert.equal(xid12Column({ schema: 'My Ext' }).type, '"My Ext".xid12');
   assert.equal(rapkeyColumn().type, 'rapkey');
-  assert.equal(genXid12('ext')(), '"ext".gen_xid12()');
+  assert.equal(genXid12('ext')(), 'ext.gen_xid12()');
   assert.equal(xidTransformer.to(Xid.parse(ID)), ID);
   assert.ok(xidTransformer.from(ID).equals(Xid.parse(ID)));
   assert.equal(xidTransformer.from(null), null);

@@ -14,7 +14,7 @@
 // - a column that is xid12 or rapkey in the database but declared as another type stops
 //   synchronize with an error instead of being dropped and added again.
 
-import type { ColumnOptions, DataSource, ValueTransformer } from 'typeorm';
+import type { ColumnOptions, ColumnType, DataSource, ValueTransformer } from 'typeorm';
 import { TYPE_QUERY, printedName } from './catalog.js';
 import { Xid } from './xid.js';
 
@@ -41,21 +41,29 @@ export function idgenType(name: Kind, schema?: string): string {
   return printedName(schema, name);
 }
 
+/** What the column helpers take: TypeORM's column options and the extension's schema. */
+export type IdgenColumnOptions = Omit<ColumnOptions, 'type'> & { schema?: string };
+/** What they give: your options with the type (and transformer); fits @Column and @PrimaryColumn. */
+export type IdgenColumn<O> = Omit<O, 'schema'> & { type: ColumnType; transformer?: ValueTransformer };
+
+function column<O extends IdgenColumnOptions>(type: string, options: O, transformer?: ValueTransformer): IdgenColumn<O> {
+  const { schema: _schema, ...rest } = options;
+  return { type: type as ColumnType, ...(transformer ? { transformer } : {}), ...rest } as IdgenColumn<O>;
+}
+
 /** Options of an xid12 column whose values are Xid: @PrimaryColumn(xid12Column({ default: genXid12() })). */
-export function xid12Column(options: ColumnOptions & { schema?: string } = {}): ColumnOptions {
-  const { schema, ...rest } = options;
-  return { type: idgenType('xid12', schema) as ColumnOptions['type'], transformer: xidTransformer, ...rest };
+export function xid12Column<O extends IdgenColumnOptions = {}>(options: O = {} as O): IdgenColumn<O> {
+  return column(idgenType('xid12', options.schema), options, xidTransformer);
 }
 
 /** Options of a rapkey column (strings; the domain's CHECK checks them on the server). */
-export function rapkeyColumn(options: ColumnOptions & { schema?: string } = {}): ColumnOptions {
-  const { schema, ...rest } = options;
-  return { type: idgenType('rapkey', schema) as ColumnOptions['type'], ...rest };
+export function rapkeyColumn<O extends IdgenColumnOptions = {}>(options: O = {} as O): IdgenColumn<O> {
+  return column(idgenType('rapkey', options.schema), options);
 }
 
 /** Options of a Snowflake column: bigint whose values are bigint. */
-export function snowflakeColumn(options: ColumnOptions = {}): ColumnOptions {
-  return { type: 'bigint', transformer: snowflakeTransformer, ...options };
+export function snowflakeColumn<O extends Omit<ColumnOptions, 'type'> = {}>(options: O = {} as O): IdgenColumn<O> {
+  return column('bigint', options, snowflakeTransformer);
 }
 
 /** The default gen_xid12() (schema-qualified when given, as PostgreSQL prints the default). */

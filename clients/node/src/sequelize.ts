@@ -4,8 +4,8 @@
 //   import { XID12, RAPKEY, idgenAfterConnect } from 'pg-idgen/sequelize';
 //   const sequelize = new Sequelize(url, { hooks: { afterConnect: idgenAfterConnect() } });
 //   const Order = sequelize.define('Order', {
-//     id: { type: XID12, primaryKey: true, defaultValue: sequelize.fn('gen_xid12') },
-//     key: { type: RAPKEY, unique: true },
+//     id: { type: new XID12(), primaryKey: true, defaultValue: sequelize.fn('gen_xid12') },
+//     key: { type: new RAPKEY(), unique: true },
 //   });
 //   await Order.findAll({ where: { id: { [Op.gt]: cursor } }, order: [['id', 'ASC']], limit: 100 });
 //
@@ -17,23 +17,26 @@
 // skip XID12 and RAPKEY columns that already have their type, nullability, default and unique
 // constraint (the other columns are Sequelize's business).
 
-import { DataTypes, QueryTypes, type Sequelize } from 'sequelize';
+import { type AbstractDataType, DataTypes, QueryTypes, type Sequelize } from 'sequelize';
 import { type RegisterOptions, type TypeParserClient, registerTypes } from './pg.js';
 import { validate as validateRapkey } from './rapkey.js';
 import { Xid } from './xid.js';
 
 // DataTypes.ABSTRACT is a Proxy whose construct trap makes a plain ABSTRACT whatever subclass
 // calls it; extend the class behind it.
-const Abstract = (DataTypes.ABSTRACT as any).prototype.constructor as new (...args: any[]) => any;
+const Abstract = (DataTypes.ABSTRACT as any).prototype.constructor as {
+  new (...args: any[]): AbstractDataType;
+  warn(link: string, text: string): void;
+};
 
 /** The xid12 data type: values are Xid (or their text) going in, Xid coming out (with the hook). */
 export class XID12 extends Abstract {
   static readonly key = 'XID12';
-  readonly key = 'XID12';
+  override readonly key = 'XID12';
   constructor(readonly schema?: string) {
     super();
   }
-  toSql(): string {
+  override toSql(): string {
     return this.schema === undefined ? 'xid12' : `"${this.schema.replace(/"/g, '""')}".xid12`;
   }
   validate(value: unknown): true {
@@ -54,11 +57,11 @@ export class XID12 extends Abstract {
  */
 export class RAPKEY extends Abstract {
   static readonly key = 'RAPKEY';
-  readonly key = 'RAPKEY';
+  override readonly key = 'RAPKEY';
   constructor(readonly schema?: string) {
     super();
   }
-  toSql(): string {
+  override toSql(): string {
     return this.schema === undefined ? 'rapkey' : `"${this.schema.replace(/"/g, '""')}".rapkey`;
   }
   validate(value: unknown): true {

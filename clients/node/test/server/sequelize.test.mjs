@@ -20,7 +20,7 @@ function make({ helper = true } = {}) {
   });
   if (helper) idgenSequelize(s);
   const Order = s.define('Order', {
-    id: { type: XID12, primaryKey: true, defaultValue: s.fn('gen_xid12') },
+    id: { type: new XID12(), primaryKey: true, defaultValue: s.fn('gen_xid12') },
     key: { type: new RAPKEY(), unique: true },
     ref: { type: new XID12(), allowNull: false, defaultValue: s.fn('gen_xid12') },
     n: DataTypes.INTEGER,

@@ -185,7 +185,22 @@ def generators(p, n, dsn):
     row = p.execute("WITH g AS (SELECT idgen.gen_snowflake() AS id) SELECT id, idgen.snowflake_worker(id),"
                     " abs(extract(epoch FROM idgen.snowflake_time(id) - clock_timestamp())) < 5 FROM g").fetchone()
     check(row[1] == 378 and row[2], f"gen_snowflake fields: {row}")
-    # A role with no rights on the sequences is refused before any lock is taken.
+    # A role with no rights on the sequences is refused before any lock is taken (a refused
+    # nextval() under the shared lock would leave the lock held).
+    other = os.environ.get("PORTABLE_OTHER_DSN")
+    if other:
+        with connect(other) as o:
+            for f in ("gen_xid12", "gen_snowflake"):
+                got = outcome(o, f"SELECT idgen.{f}()")
+                check(got[:2] == ("error", "42501") and "GRANT USAGE, UPDATE" not in (got[3] or "x"),
+                      f"{f} without rights: {got}")
+            held = o.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()").fetchone()[0]
+            check(held == 0, f"a refused call left {held} advisory locks")
+    # rapkey_next counts per prefix, like native.
+    keys = [p.execute("SELECT idgen.rapkey_next(%s)::text", (x,)).fetchone()[0] for x in ("ord.cn", "ORD.cn", "ord.a.b.c.d")]
+    check(keys == ["ord.cn.1-u", "ord.cn.2-s", "ord.a.b.c.d.1-y"], f"rapkey_next: {keys}")
+    got = outcome(p, "SELECT idgen.rapkey_next('ord.a.b.c.d.e')")
+    check(got[:3] == ("error", "22023", "invalid rapkey prefix"), f"rapkey_next full prefix: {got}")
     # Search path: every call above ran with search_path = '' (set in the DSN's options).
     check(p.execute("SHOW search_path").fetchone()[0] in ('""', ""), "search_path is empty")
 

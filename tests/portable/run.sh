@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# tests/portable/run.sh PGVERSION: tests pg_idgen's portable SQL edition (portable/) on a
+# throwaway cluster of its own.
+#
+# Checks that portable/dist matches portable/src (build.py --check), starts a cluster, creates
+# a role that owns one database and has no other rights (NOSUPERUSER NOCREATEROLE NOCREATEDB),
+# installs the plain script as that role, and runs tests/portable/test_portable.py: the shared
+# vectors, native comparisons, COPY compatibility with the native type, concurrency (8 sessions
+# x 50000 ids of each generator; PORTABLE_SESSIONS and PORTABLE_PER_SESSION scale it) and a
+# timing line. When the native extension is installed in that PostgreSQL it is preloaded and
+# created in a second database of the cluster for the comparisons; otherwise they are skipped.
+#
+# It installs nothing into PostgreSQL and uses its own cluster directory and port, so it does
+# not need the lock the other scripts share (PG_IDGEN_LOCKED=1 unless set).
+set -euo pipefail
+MAJOR=${1:?usage: tests/portable/run.sh PGVERSION (14 .. 18)}
+export PG_IDGEN_LOCKED=${PG_IDGEN_LOCKED:-1}
+export PG_IDGEN_CLUSTERS=${PG_IDGEN_CLUSTERS:-/var/tmp/pg_idgen_portable}
+PORT=${PORTABLE_PORT:-54451}
+# shellcheck source=../../scripts/lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/lib.sh"
+use_private_postgres "$MAJOR"
+VERSION=$(extension_version)
+SCRIPT=$ROOT/portable/dist/pg_idgen_portable--$VERSION.sql
+PY=$ROOT/.venv/bin/python
+[ -x "$PY" ] && "$PY" -c 'import psycopg' 2>/dev/null || die "needs $ROOT/.venv with psycopg (scripts/lib.sh ensure_venv)"
+
+say "portable/dist matches portable/src"
+python3 "$ROOT/portable/build.py" --check
+
+NATIVE=no
+if [ -f "$("$PG_CONFIG" --pkglibdir)/pg_idgen.so" ] && [ -f "$("$PG_CONFIG" --sharedir)/extension/pg_idgen.control" ]; then
+    NATIVE=yes
+fi
+say "cluster: PostgreSQL $PG_MAJOR, port $PORT, native extension: $NATIVE"
+trap 'stop_cluster portable' EXIT
+start_cluster portable "$PORT" "$([ $NATIVE = yes ] && echo preload || echo plain)"
+SOCK=$(socket_dir portable)
+psql_at portable "$PORT" postgres \
+    -c "CREATE ROLE idgen_owner LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
+    -c "CREATE ROLE idgen_other LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
+    -c "CREATE DATABASE app OWNER idgen_owner"
+as_owner() { "$BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U idgen_owner -d app "$@"; }
+
+say "install as idgen_owner"
+out=$(as_owner -f "$SCRIPT" 2>&1 || true)
+grep -q "give the schema to install into" <<<"$out" || die "the script ran without -v schema: $out"
+as_owner -v schema=idgen -f "$SCRIPT"
+as_owner -tAc "SELECT 'installed pg_idgen portable ' || idgen.idgen_portable_version() || ' into schema idgen as ' || current_user
+               || ' (superuser: ' || (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) || ')'"
+as_owner -c "GRANT USAGE ON SCHEMA idgen TO idgen_other" -c "GRANT SELECT ON idgen.idgen_config TO idgen_other"
+
+NATIVE_DSN=()
+if [ $NATIVE = yes ]; then
+    psql_at portable "$PORT" postgres -c "CREATE DATABASE native" 
+    psql_at portable "$PORT" native -c "CREATE EXTENSION pg_idgen"
+    NATIVE_DSN=("host=$SOCK port=$PORT user=postgres dbname=native")
+fi
+
+say "tests/portable/test_portable.py"
+start=$(date +%s)
+PORTABLE_OTHER_DSN="host=$SOCK port=$PORT user=idgen_other dbname=app options='-c search_path='" \
+    "$PY" "$ROOT/tests/portable/test_portable.py" \
+    "host=$SOCK port=$PORT user=idgen_owner dbname=app options='-c search_path='" "${NATIVE_DSN[@]}"
+say "portable edition on PostgreSQL $PG_MAJOR: passed ($(($(date +%s) - start)) s of tests)"

@@ -191,22 +191,28 @@ CREATE FUNCTION @extschema@.idgen_sequence_jump(seq regclass, target bigint) RET
 AS $$
 DECLARE
     last bigint;
+    locked boolean := false;
 BEGIN
-    IF NOT pg_try_advisory_lock(1885956452, seq::oid::integer) THEN
-        RETURN false;
-    END IF;
     -- The exclusive lock blocks every generator: it must never outlive this call, errors and
-    -- cancels included (a subtransaction, on this rare path only).
+    -- cancels included. So it is taken inside the block whose handler releases it (a
+    -- subtransaction, on this rare path only); PL/pgSQL services a cancel between statements,
+    -- never inside the assignment that takes it.
     BEGIN
+        locked := pg_try_advisory_lock(1885956452, seq::oid::integer);
+        IF NOT locked THEN
+            RETURN false;
+        END IF;
         EXECUTE format('SELECT last_value FROM %s', seq) INTO last;
         IF target > last THEN
             PERFORM setval(seq, target, false);
         END IF;
+        locked := NOT pg_advisory_unlock(1885956452, seq::oid::integer);
     EXCEPTION WHEN OTHERS OR query_canceled THEN
-        PERFORM pg_advisory_unlock(1885956452, seq::oid::integer);
+        IF locked THEN
+            PERFORM pg_advisory_unlock(1885956452, seq::oid::integer);
+        END IF;
         RAISE;
     END;
-    PERFORM pg_advisory_unlock(1885956452, seq::oid::integer);
     RETURN true;
 END
 $$;

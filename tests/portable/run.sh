@@ -17,13 +17,13 @@ MAJOR=${1:?usage: tests/portable/run.sh PGVERSION (14 .. 18)}
 export PG_IDGEN_LOCKED=${PG_IDGEN_LOCKED:-1}
 export PG_IDGEN_CLUSTERS=${PG_IDGEN_CLUSTERS:-/var/tmp/pg_idgen_portable}
 PORT=${PORTABLE_PORT:-54451}
-# shellcheck source=../../scripts/lib.sh
+# shellcheck source=scripts/lib.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/lib.sh"
 use_private_postgres "$MAJOR"
 VERSION=$(extension_version)
 SCRIPT=$ROOT/portable/dist/pg_idgen_portable--$VERSION.sql
 PY=$ROOT/.venv/bin/python
-[ -x "$PY" ] && "$PY" -c 'import psycopg' 2>/dev/null || die "needs $ROOT/.venv with psycopg (scripts/lib.sh ensure_venv)"
+"$PY" -c "import psycopg" 2>/dev/null || die "needs $ROOT/.venv with psycopg (scripts/lib.sh ensure_venv)"
 
 say "portable/dist matches portable/src"
 python3 "$ROOT/portable/build.py" --check

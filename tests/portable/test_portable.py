@@ -59,7 +59,9 @@ def vectors(p, n):
         if v["input"] == v["text"]:
             check(cast == ("ok", v["text"]), f"cast {v['input']!r}: {cast}")
         else:  # uppercase: native input, not a stored value here (README: differences)
-            check(cast[:2] == ("error", "22P02"), f"uppercase cast {v['input']!r}: {cast}")
+            check(
+                cast[:2] == ("error", "22P02"), f"uppercase cast {v['input']!r}: {cast}"
+            )
         t = v["text"]
         row = p.execute(
             "SELECT idgen.xid12_to_bytea(%(t)s), extract(epoch FROM idgen.xid12_time(%(t)s))::bigint,"
@@ -67,7 +69,15 @@ def vectors(p, n):
             " idgen.xid12_from_bytea(idgen.xid12_to_bytea(%(t)s)), idgen.xid12(decode(%(b)s, 'hex'))",
             {"t": t, "b": v["bytes"]},
         ).fetchone()
-        want = (bytes.fromhex(v["bytes"]), v["unix_seconds"], bytes.fromhex(v["machine"]), v["pid"], v["counter"], t, t)
+        want = (
+            bytes.fromhex(v["bytes"]),
+            v["unix_seconds"],
+            bytes.fromhex(v["machine"]),
+            v["pid"],
+            v["counter"],
+            t,
+            t,
+        )
         check(tuple(row) == want, f"xid12 parts of {t}: {row} != {want}")
     for v in xid["invalid_text"]:
         want = ("error", "22P02", v["message"], v["detail"])
@@ -76,32 +86,63 @@ def vectors(p, n):
         got = outcome(p, "SELECT idgen.to_xid12(%s)", (v["text"],))
         check(got == want, f"to_xid12 {v['text']!r}: {got}")
         if n:
-            check(outcome(n, "SELECT %s::xid12", (v["text"],)) == want, f"native {v['text']!r}")
+            check(
+                outcome(n, "SELECT %s::xid12", (v["text"],)) == want,
+                f"native {v['text']!r}",
+            )
     for v in xid["invalid_bytes"]:
         want = ("error", "22P03", v["message"], v["detail"])
-        got = outcome(p, "SELECT idgen.xid12_from_bytea(decode(%s, 'hex'))", (v["bytes"],))
+        got = outcome(
+            p, "SELECT idgen.xid12_from_bytea(decode(%s, 'hex'))", (v["bytes"],)
+        )
         check(got == want, f"invalid bytes {v['bytes']}: {got}")
         if n:
-            check(outcome(n, "SELECT decode(%s, 'hex')::xid12", (v["bytes"],)) == want, f"native bytes {v['bytes']}")
+            check(
+                outcome(n, "SELECT decode(%s, 'hex')::xid12", (v["bytes"],)) == want,
+                f"native bytes {v['bytes']}",
+            )
     for v in xid["parts"]:
         args = (v["unix_seconds"], v["machine"], v["pid"], v["counter"])
-        got = outcome(p, "SELECT idgen.xid12_from_parts(to_timestamp(%s), decode(%s, 'hex'), %s, %s)", args)
+        got = outcome(
+            p,
+            "SELECT idgen.xid12_from_parts(to_timestamp(%s), decode(%s, 'hex'), %s, %s)",
+            args,
+        )
         if "text" in v:
             check(got == ("ok", v["text"]), f"from_parts {args}: {got}")
         else:
-            check(got[0] == "error" and got[2] == v["message"], f"from_parts {args}: {got}")
+            check(
+                got[0] == "error" and got[2] == v["message"],
+                f"from_parts {args}: {got}",
+            )
         if n:
-            nat = outcome(n, "SELECT xid12_from_parts(to_timestamp(%s), decode(%s, 'hex'), %s, %s)::text", args)
+            nat = outcome(
+                n,
+                "SELECT xid12_from_parts(to_timestamp(%s), decode(%s, 'hex'), %s, %s)::text",
+                args,
+            )
             check(nat == got, f"from_parts {args}: native {nat} portable {got}")
 
     rk = json.loads((VECTORS / "rapkey.json").read_text())
     for v in rk["valid"]:
-        check(outcome(p, "SELECT idgen.rapkey_check_char(%s)", (v["body"],)) == ("ok", v["check"]), f"check_char {v['body']}")
-        check(outcome(p, "SELECT %s::idgen.rapkey::text", (v["key"],)) == ("ok", v["key"]), f"rapkey {v['key']}")
-        check(outcome(p, "SELECT idgen.rapkey_is_valid(%s)", (v["key"],)) == ("ok", True), f"is_valid {v['key']}")
+        check(
+            outcome(p, "SELECT idgen.rapkey_check_char(%s)", (v["body"],))
+            == ("ok", v["check"]),
+            f"check_char {v['body']}",
+        )
+        check(
+            outcome(p, "SELECT %s::idgen.rapkey::text", (v["key"],))
+            == ("ok", v["key"]),
+            f"rapkey {v['key']}",
+        )
+        check(
+            outcome(p, "SELECT idgen.rapkey_is_valid(%s)", (v["key"],)) == ("ok", True),
+            f"is_valid {v['key']}",
+        )
         parts = p.execute(
             "SELECT idgen.rapkey_build(idgen.rapkey_type(%(k)s), VARIADIC idgen.rapkey_segments(%(k)s))::text",
-            {"k": v["key"]}).fetchone()[0]
+            {"k": v["key"]},
+        ).fetchone()[0]
         check(parts == v["key"], f"rebuild {v['key']}: {parts}")
     for v in rk["invalid_bodies"]:
         want = ("error", "22023", v["message"], v["detail"])
@@ -111,50 +152,118 @@ def vectors(p, n):
         want = ("error", "22P02", v["message"], v["detail"])
         got = outcome(p, "SELECT idgen.to_rapkey(%s)::text", (v["key"],))
         check(got == want, f"invalid key {v['key']!r}: {got}")
-        check(outcome(p, "SELECT idgen.rapkey_is_valid(%s)", (v["key"],)) == ("ok", False), f"is_valid {v['key']!r}")
+        check(
+            outcome(p, "SELECT idgen.rapkey_is_valid(%s)", (v["key"],))
+            == ("ok", False),
+            f"is_valid {v['key']!r}",
+        )
         got = outcome(p, "SELECT %s::idgen.rapkey", (v["key"],))
         quoted = v["message"].split(": ", 1)[1]
-        want = ("error", "23514", 'value for domain rapkey violates check constraint "rapkey_check"',
-                f"{quoted}: {v['detail']}")
+        want = (
+            "error",
+            "23514",
+            'value for domain rapkey violates check constraint "rapkey_check"',
+            f"{quoted}: {v['detail']}",
+        )
         check(got == want, f"rapkey domain {v['key']!r}: {got}")
         if n:
-            check(outcome(n, "SELECT %s::rapkey", (v["key"],)) == want, f"native domain {v['key']!r}")
+            check(
+                outcome(n, "SELECT %s::rapkey", (v["key"],)) == want,
+                f"native domain {v['key']!r}",
+            )
     for v in rk["normalize"]:
         got = outcome(p, "SELECT idgen.to_rapkey(%s)::text", (v["input"],))
-        want = ("ok", v["key"]) if "key" in v else ("error", "22P02", v["message"], v["detail"])
+        want = (
+            ("ok", v["key"])
+            if "key" in v
+            else ("error", "22P02", v["message"], v["detail"])
+        )
         check(got == want, f"to_rapkey {v['input']!r}: {got}")
     for v in rk["build"]:
-        got = outcome(p, "SELECT idgen.rapkey_build(%s, VARIADIC %s::text[])::text", (v["type"], v["segments"]))
-        want = ("ok", v["key"]) if "key" in v else ("error", "22023", v["message"], v["detail"])
+        got = outcome(
+            p,
+            "SELECT idgen.rapkey_build(%s, VARIADIC %s::text[])::text",
+            (v["type"], v["segments"]),
+        )
+        want = (
+            ("ok", v["key"])
+            if "key" in v
+            else ("error", "22023", v["message"], v["detail"])
+        )
         check(got == want, f"build {v['type']!r} {v['segments']}: {got}")
     for v in rk["prefix_range"]:
-        got = outcome(p, "SELECT ARRAY[idgen.rapkey_prefix_lo(%(x)s), idgen.rapkey_prefix_hi(%(x)s)]", {"x": v["prefix"]})
-        want = ("ok", v["range"]) if "range" in v else ("error", "22023", v["message"], v["detail"])
+        got = outcome(
+            p,
+            "SELECT ARRAY[idgen.rapkey_prefix_lo(%(x)s), idgen.rapkey_prefix_hi(%(x)s)]",
+            {"x": v["prefix"]},
+        )
+        want = (
+            ("ok", v["range"])
+            if "range" in v
+            else ("error", "22023", v["message"], v["detail"])
+        )
         check(got == want, f"prefix {v['prefix']!r}: {got}")
 
     sf = json.loads((VECTORS / "snowflake.json").read_text())
     for v in sf["layouts"]:
         row = p.execute(
             "SELECT (extract(epoch FROM idgen.snowflake_time(%(i)s)) * 1000)::bigint,"
-            " idgen.snowflake_worker(%(i)s), idgen.snowflake_sequence(%(i)s)", {"i": v["id"]}).fetchone()
-        check(tuple(row) == (v["unix_ms"], v["worker"], v["sequence"]), f"snowflake {v['id']}: {row}")
+            " idgen.snowflake_worker(%(i)s), idgen.snowflake_sequence(%(i)s)",
+            {"i": v["id"]},
+        ).fetchone()
+        check(
+            tuple(row) == (v["unix_ms"], v["worker"], v["sequence"]),
+            f"snowflake {v['id']}: {row}",
+        )
     for v in sf["invalid_ids"]:
         for f in ("snowflake_worker", "snowflake_sequence", "snowflake_time"):
             got = outcome(p, f"SELECT idgen.{f}(%s)", (v["id"],))
-            check(got == ("error", "22023", v["message"], None), f"{f}({v['id']}): {got}")
+            check(
+                got == ("error", "22023", v["message"], None), f"{f}({v['id']}): {got}"
+            )
 
 
 def native_same(p, n):
     """Calls whose answers native and portable must share (value, or SQLSTATE and words)."""
     cases = [
-        ("xid12_min(%s::timestamptz)::text", ["2011-03-22 17:50:19.7+00", "1969-12-31 23:59:59+00", "infinity", "-infinity", "2106-02-07 06:28:16+00"]),
-        ("xid12_max(%s::timestamptz)::text", ["2011-03-22 17:50:19.7+00", "2106-02-07 06:28:15.9+00", "infinity"]),
-        ("snowflake_min(%s::timestamptz)", ["2020-01-01 00:00:00.0015+00", "2000-01-01+00", "2100-01-01+00", "-infinity", "infinity"]),
-        ("snowflake_max(%s::timestamptz)", ["2020-01-01 00:00:00.0015+00", "2000-01-01+00", "-infinity"]),
-        ("rapkey_normalize_prefix(%s)", [" ORD.Cn ", "ord.a.b.c.d.e", "ord.a.b.c.d", "o"]),
+        (
+            "xid12_min(%s::timestamptz)::text",
+            [
+                "2011-03-22 17:50:19.7+00",
+                "1969-12-31 23:59:59+00",
+                "infinity",
+                "-infinity",
+                "2106-02-07 06:28:16+00",
+            ],
+        ),
+        (
+            "xid12_max(%s::timestamptz)::text",
+            ["2011-03-22 17:50:19.7+00", "2106-02-07 06:28:15.9+00", "infinity"],
+        ),
+        (
+            "snowflake_min(%s::timestamptz)",
+            [
+                "2020-01-01 00:00:00.0015+00",
+                "2000-01-01+00",
+                "2100-01-01+00",
+                "-infinity",
+                "infinity",
+            ],
+        ),
+        (
+            "snowflake_max(%s::timestamptz)",
+            ["2020-01-01 00:00:00.0015+00", "2000-01-01+00", "-infinity"],
+        ),
+        (
+            "rapkey_normalize_prefix(%s)",
+            [" ORD.Cn ", "ord.a.b.c.d.e", "ord.a.b.c.d", "o"],
+        ),
         ("rapkey_segment(%s::{rk}, 2)", ["ord.cn.sh.202407.8842-2"]),
         ("rapkey_segment(%s::{rk}, 9)", ["ord.cn.sh.202407.8842-2"]),
-        ("rapkey_has_prefix(%s::{rk}, 'ord.cn')", ["ord.cn.sh.202407.8842-2", "ord.cnx.1-0"]),
+        (
+            "rapkey_has_prefix(%s::{rk}, 'ord.cn')",
+            ["ord.cn.sh.202407.8842-2", "ord.cnx.1-0"],
+        ),
         ("gen_xid12(%s::timestamptz) IS NOT NULL", ["1960-01-01+00", "infinity"]),
     ]
     for expr, inputs in cases:
@@ -169,21 +278,30 @@ def generators(p, n, dsn):
     pid = p.execute("SELECT pg_backend_pid()").fetchone()[0]
     row = p.execute(
         "WITH g AS (SELECT idgen.gen_xid12() AS id) SELECT id::text, abs(extract(epoch FROM idgen.xid12_time(id) - now())) < 5,"
-        " idgen.xid12_machine(id) = idgen.xid12_current_machine(), idgen.xid12_pid(id) FROM g").fetchone()
+        " idgen.xid12_machine(id) = idgen.xid12_current_machine(), idgen.xid12_pid(id) FROM g"
+    ).fetchone()
     check(row[1] and row[2] and row[3] == pid & 0xFFFF, f"gen_xid12 fields: {row}")
     if n:
-        nat = n.execute("SELECT xid12_pid(%s::xid12), xid12_time(%s::xid12) IS NOT NULL", (row[0], row[0])).fetchone()
+        nat = n.execute(
+            "SELECT xid12_pid(%s::xid12), xid12_time(%s::xid12) IS NOT NULL",
+            (row[0], row[0]),
+        ).fetchone()
         check(nat == (pid & 0xFFFF, True), f"native reads a portable id: {nat}")
     # Without a worker id gen_snowflake refuses, as native does (55000).
     got = outcome(p, "SELECT idgen.gen_snowflake()")
-    check(got[:3] == ("error", "55000", "idgen_config.worker_id is not set"), f"no worker: {got}")
+    check(
+        got[:3] == ("error", "55000", "idgen_config.worker_id is not set"),
+        f"no worker: {got}",
+    )
     if n:
         nat = outcome(n, "SELECT gen_snowflake()")
         check(nat[:2] == ("error", "55000"), f"native no worker: {nat}")
     p.execute("UPDATE idgen.idgen_config SET worker_id = 378")
     p.execute("SELECT idgen.idgen_config_reload()")
-    row = p.execute("WITH g AS (SELECT idgen.gen_snowflake() AS id) SELECT id, idgen.snowflake_worker(id),"
-                    " abs(extract(epoch FROM idgen.snowflake_time(id) - clock_timestamp())) < 5 FROM g").fetchone()
+    row = p.execute(
+        "WITH g AS (SELECT idgen.gen_snowflake() AS id) SELECT id, idgen.snowflake_worker(id),"
+        " abs(extract(epoch FROM idgen.snowflake_time(id) - clock_timestamp())) < 5 FROM g"
+    ).fetchone()
     check(row[1] == 378 and row[2], f"gen_snowflake fields: {row}")
     # A role with no rights on the sequences is refused before any lock is taken (a refused
     # nextval() under the shared lock would leave the lock held).
@@ -192,9 +310,14 @@ def generators(p, n, dsn):
         with connect(other) as o:
             for f in ("gen_xid12", "gen_snowflake"):
                 got = outcome(o, f"SELECT idgen.{f}()")
-                check(got[:2] == ("error", "42501") and "GRANT USAGE, UPDATE" not in (got[3] or "x"),
-                      f"{f} without rights: {got}")
-            held = o.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()").fetchone()[0]
+                check(
+                    got[:2] == ("error", "42501")
+                    and "GRANT USAGE, UPDATE" not in (got[3] or "x"),
+                    f"{f} without rights: {got}",
+                )
+            held = o.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
+            ).fetchone()[0]
             check(held == 0, f"a refused call left {held} advisory locks")
     # The loud difference: a cast on a domain is text's, so ::bytea gives the 20 ASCII bytes.
     got = outcome(p, "SELECT '9m4e2mr0ui3e8a215n4g'::idgen.xid12::bytea")
@@ -202,12 +325,23 @@ def generators(p, n, dsn):
     got = outcome(p, "SELECT '\\x4d88e15b60f486e428412dc9'::bytea::idgen.xid12")
     check(got[:2] == ("error", "22P02"), f"bytea::xid12: {got}")
     # rapkey_next counts per prefix, like native.
-    keys = [p.execute("SELECT idgen.rapkey_next(%s)::text", (x,)).fetchone()[0] for x in ("ord.cn", "ORD.cn", "ord.a.b.c.d")]
-    check(keys == ["ord.cn.1-u", "ord.cn.2-s", "ord.a.b.c.d.1-y"], f"rapkey_next: {keys}")
+    keys = [
+        p.execute("SELECT idgen.rapkey_next(%s)::text", (x,)).fetchone()[0]
+        for x in ("ord.cn", "ORD.cn", "ord.a.b.c.d")
+    ]
+    check(
+        keys == ["ord.cn.1-u", "ord.cn.2-s", "ord.a.b.c.d.1-y"], f"rapkey_next: {keys}"
+    )
     got = outcome(p, "SELECT idgen.rapkey_next('ord.a.b.c.d.e')")
-    check(got[:3] == ("error", "22023", "invalid rapkey prefix"), f"rapkey_next full prefix: {got}")
+    check(
+        got[:3] == ("error", "22023", "invalid rapkey prefix"),
+        f"rapkey_next full prefix: {got}",
+    )
     # Search path: every call above ran with search_path = '' (set in the DSN's options).
-    check(p.execute("SHOW search_path").fetchone()[0] in ('""', ""), "search_path is empty")
+    check(
+        p.execute("SHOW search_path").fetchone()[0] in ('""', ""),
+        "search_path is empty",
+    )
 
 
 def concurrency(dsn):
@@ -219,7 +353,10 @@ def concurrency(dsn):
             out = {k: [] for k in results}
             while len(out["gen_snowflake"]) < PER_SESSION:
                 for f in results:
-                    rows = c.execute(f"SELECT idgen.{f}()::text FROM generate_series(1, %s)", (chunk,)).fetchall()
+                    rows = c.execute(
+                        f"SELECT idgen.{f}()::text FROM generate_series(1, %s)",
+                        (chunk,),
+                    ).fetchall()
                     out[f].extend(r[0] for r in rows)
             for f in results:
                 results[f][i] = out[f]
@@ -236,9 +373,14 @@ def concurrency(dsn):
         distinct = len(set().union(*map(set, lists)))
         key = int if f == "gen_snowflake" else str
         increasing = all(all(key(a) < key(b) for a, b in zip(x, x[1:])) for x in lists)
-        print(f"concurrency: {f}: {SESSIONS} sessions x {PER_SESSION} = {total} ids, {distinct} distinct, "
-              f"strictly increasing in every session: {increasing}")
-        check(total == SESSIONS * PER_SESSION and distinct == total, f"{f}: {total - distinct} duplicates")
+        print(
+            f"concurrency: {f}: {SESSIONS} sessions x {PER_SESSION} = {total} ids, {distinct} distinct, "
+            f"strictly increasing in every session: {increasing}"
+        )
+        check(
+            total == SESSIONS * PER_SESSION and distinct == total,
+            f"{f}: {total - distinct} duplicates",
+        )
         check(increasing, f"{f}: not increasing within a session")
     print(f"concurrency: both generators interleaved, {elapsed:.1f} s")
 
@@ -246,11 +388,17 @@ def concurrency(dsn):
 def copy_compat(p, n):
     p.execute("DROP TABLE IF EXISTS public.pids")
     p.execute("CREATE TABLE public.pids (id idgen.xid12 PRIMARY KEY)")
-    p.execute("INSERT INTO public.pids SELECT idgen.gen_xid12() FROM generate_series(1, 20000)")
-    p.execute("INSERT INTO public.pids SELECT idgen.gen_xid12(t) FROM generate_series(timestamptz '1970-01-01 00:00:00+00', "
-              "'2106-02-07 06:28:15+00', interval '397 days') t")
-    p.execute("INSERT INTO public.pids VALUES (idgen.xid12_min('1970-01-01+00')), (idgen.xid12_max('2106-02-07 06:28:15+00')),"
-              " ('9m4e2mr0ui3e8a215n4g') ON CONFLICT DO NOTHING")
+    p.execute(
+        "INSERT INTO public.pids SELECT idgen.gen_xid12() FROM generate_series(1, 20000)"
+    )
+    p.execute(
+        "INSERT INTO public.pids SELECT idgen.gen_xid12(t) FROM generate_series(timestamptz '1970-01-01 00:00:00+00', "
+        "'2106-02-07 06:28:15+00', interval '397 days') t"
+    )
+    p.execute(
+        "INSERT INTO public.pids VALUES (idgen.xid12_min('1970-01-01+00')), (idgen.xid12_max('2106-02-07 06:28:15+00')),"
+        " ('9m4e2mr0ui3e8a215n4g') ON CONFLICT DO NOTHING"
+    )
     n.execute("DROP TABLE IF EXISTS nids")
     n.execute("CREATE TABLE nids (id xid12 PRIMARY KEY)")
     n.execute("INSERT INTO nids SELECT gen_xid12() FROM generate_series(1, 5000)")
@@ -270,28 +418,50 @@ def copy_compat(p, n):
     check(back == p_out, "portable -> native COPY (text) is not byte-identical")
     p.execute("CREATE TEMP TABLE t_back (id idgen.xid12)")
     copy_in(p, "COPY t_back FROM STDIN", back)
-    check(copy_out(p, "COPY t_back TO STDOUT") == p_out, "native -> portable COPY is not byte-identical")
+    check(
+        copy_out(p, "COPY t_back TO STDOUT") == p_out,
+        "native -> portable COPY is not byte-identical",
+    )
     n_out = copy_out(n, "COPY nids TO STDOUT")
     p.execute("CREATE TEMP TABLE t_nat (id idgen.xid12)")
     copy_in(p, "COPY t_nat FROM STDIN", n_out)
-    check(copy_out(p, "COPY t_nat TO STDOUT") == n_out, "native ids do not COPY into portable byte-identically")
+    check(
+        copy_out(p, "COPY t_nat TO STDOUT") == n_out,
+        "native ids do not COPY into portable byte-identically",
+    )
     # The same order, and the same fields read by either edition.
-    p_sorted = copy_out(p, "COPY (SELECT id FROM t_back UNION ALL SELECT id FROM t_nat ORDER BY 1) TO STDOUT")
+    p_sorted = copy_out(
+        p,
+        "COPY (SELECT id FROM t_back UNION ALL SELECT id FROM t_nat ORDER BY 1) TO STDOUT",
+    )
     n.execute("INSERT INTO t_in SELECT id FROM nids")
     n_sorted = copy_out(n, "COPY (SELECT id FROM t_in ORDER BY id) TO STDOUT")
     check(p_sorted == n_sorted, "ORDER BY differs between portable and native")
-    p_fields = copy_out(p, "COPY (SELECT id, idgen.xid12_time(id), idgen.xid12_machine(id), idgen.xid12_pid(id), "
-                           "idgen.xid12_counter(id), idgen.xid12_to_bytea(id) FROM t_back ORDER BY id) TO STDOUT")
-    n_fields = copy_out(n, "COPY (SELECT id, xid12_time(id), xid12_machine(id), xid12_pid(id), xid12_counter(id), "
-                           "id::bytea AS b FROM t_in WHERE id IN (SELECT id FROM t_in EXCEPT SELECT id FROM nids) ORDER BY id) TO STDOUT")
+    p_fields = copy_out(
+        p,
+        "COPY (SELECT id, idgen.xid12_time(id), idgen.xid12_machine(id), idgen.xid12_pid(id), "
+        "idgen.xid12_counter(id), idgen.xid12_to_bytea(id) FROM t_back ORDER BY id) TO STDOUT",
+    )
+    n_fields = copy_out(
+        n,
+        "COPY (SELECT id, xid12_time(id), xid12_machine(id), xid12_pid(id), xid12_counter(id), "
+        "id::bytea AS b FROM t_in WHERE id IN (SELECT id FROM t_in EXCEPT SELECT id FROM nids) ORDER BY id) TO STDOUT",
+    )
     check(p_fields == n_fields, "decoded fields differ between portable and native")
     # Range scans on the index for a cursor.
-    plan = "\n".join(r[0] for r in p.execute(
-        "EXPLAIN SELECT id FROM public.pids WHERE id > %s ORDER BY id LIMIT 10", ("9m4e2mr0ui3e8a215n4g",)).fetchall())
+    plan = "\n".join(
+        r[0]
+        for r in p.execute(
+            "EXPLAIN SELECT id FROM public.pids WHERE id > %s ORDER BY id LIMIT 10",
+            ("9m4e2mr0ui3e8a215n4g",),
+        ).fetchall()
+    )
     check("Index" in plan, f"no index scan for id > cursor:\n{plan}")
     rows = p_out.count(b"\n")
-    print(f"copy: {rows} portable ids and 5000 native ids: COPY text byte-identical both ways, same ORDER BY, "
-          f"same decoded fields; id > cursor uses the index")
+    print(
+        f"copy: {rows} portable ids and 5000 native ids: COPY text byte-identical both ways, same ORDER BY, "
+        f"same decoded fields; id > cursor uses the index"
+    )
 
 
 def timing(p, n):
@@ -325,7 +495,9 @@ def main():
     p = connect(dsn)
     n = connect(ndsn) if ndsn else None
     if not n:
-        print("native extension not available: native comparisons and the COPY test are skipped")
+        print(
+            "native extension not available: native comparisons and the COPY test are skipped"
+        )
     vectors(p, n)
     print(f"vectors: {checks} checks, {len(failures)} failures")
     if n:
@@ -334,7 +506,9 @@ def main():
     if n:
         copy_compat(p, n)
     if PER_SESSION != 50000 or SESSIONS != 8:
-        print(f"concurrency scaled: {SESSIONS} sessions x {PER_SESSION} (PORTABLE_SESSIONS, PORTABLE_PER_SESSION)")
+        print(
+            f"concurrency scaled: {SESSIONS} sessions x {PER_SESSION} (PORTABLE_SESSIONS, PORTABLE_PER_SESSION)"
+        )
     concurrency(dsn)
     timing(p, n)
     print(f"{checks} checks, {len(failures)} failures")

@@ -129,7 +129,6 @@ def test_clock_before_window_names_the_offset():
 
 # --- the Registry against an in-memory registry ----------------------------------------
 
-SERVER_ZONE = dt.timezone(dt.timedelta(hours=-3, minutes=-30))  # a session TimeZone
 
 
 class FakeServer:
@@ -192,13 +191,13 @@ class FakeServer:
     def row(g, now_us):
         """The grant row as the client selects it: the window in the kind's id-time (lo_t,
         hi_t: Snowflake ms since epoch_ms, xid12 unix seconds), the server's clock as psycopg
-        loads a timestamptz (an aware datetime, here in a zone other than UTC)."""
+        reads it: its UTC text to the microsecond."""
         if g["kind"] == "snowflake":
             epoch, lo_t, hi_t = EPOCH_MS, g["lo"] // 1000 - EPOCH_MS, g["hi"] // 1000 - EPOCH_MS
         else:
             epoch, lo_t, hi_t = None, g["lo"] // 1_000_000, g["hi"] // 1_000_000
         server_time = (dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-                       + dt.timedelta(microseconds=now_us)).astimezone(SERVER_ZONE)
+                       + dt.timedelta(microseconds=now_us)).strftime("%Y-%m-%d %H:%M:%S.%f")
         return (g["grant_id"], g["token"], g["kind"], g["slot"], epoch, lo_t, hi_t, server_time)
 
 
@@ -236,18 +235,20 @@ def fake_registry(server_offset_us=0, *, writer="unit:1", max_wait=5.0, slots=10
 
 def test_the_grant_row_is_read_in_id_time_without_sql_arithmetic():
     """The statements select the window as the server gives it in id-time (lo_t, hi_t) and the
-    server's clock as a timestamptz: no epoch arithmetic in SQL. The client turns them into
-    unix µs itself: xid12 t·10^6, Snowflake (epoch_ms + t)·10^3; server_time to the µs."""
+    server's clock as its UTC text to the µs (to_char, the same in any DateStyle, TimeZone and
+    result format): no epoch arithmetic in SQL. The client turns them into unix µs itself:
+    xid12 t·10^6, Snowflake (epoch_ms + t)·10^3; server_time to the µs."""
     from pg_idgen._registry import _statements
 
     sql = _statements('"s"')
     for name in ("acquire", "acquire_default", "renew"):
-        assert sql[name].startswith("SELECT grant_id, token, kind, slot, epoch_ms, lo_t, hi_t, "
-                                    "server_time FROM \"s\".idgen_"), sql[name]
+        assert sql[name].startswith(
+            "SELECT grant_id, token, kind, slot, epoch_ms, lo_t, hi_t, pg_catalog.to_char("
+            "pg_catalog.timezone('UTC'::pg_catalog.text, server_time), "
+            "'YYYY-MM-DD HH24:MI:SS.US'::pg_catalog.text) FROM \"s\".idgen_"), sql[name]
         assert not any(w in sql[name] for w in ("extract", "floor", "OPERATOR", "epoch'")), sql[name]
     reg, server, clock = fake_registry()
-    # 2026-12-04T10:35:12.345678Z in a session zone 3.5 h west of UTC.
-    server_time = dt.datetime(2026, 12, 4, 7, 5, 12, 345_678, tzinfo=SERVER_ZONE)
+    server_time = "2026-12-04 10:35:12.345678"  # UTC
     server_us = 1_796_380_512_345_678
     g = reg._grant((7, 11, "snowflake", 3, 1_600_000_000_123, 196_380_000_000, 196_380_600_001,
                     server_time), 0.002, server_us + 1_500_000)

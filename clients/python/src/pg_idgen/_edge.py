@@ -22,7 +22,6 @@ from typing import Callable, NamedTuple, Optional, TypeVar, Union
 
 from ._grant import DeviceConflict, RegistryError
 from ._registry import (
-    _binary,
     _extension_schema,
     _id_time_us,
     _iso_us,
@@ -178,8 +177,8 @@ class EdgeStore:
                             f"with sync(pg_conn, renew=None), before enrolling again")
         writer = writer or self.device
         g = self._server(pg_conn, lambda sql: pg_conn.execute(
-            sql["acquire"], (self.kind, writer, _lease_param(lease), pool), prepare=False,
-            binary=_binary(pg_conn)).fetchone(),
+            sql["acquire"], (self.kind, writer, _lease_param(lease), pool),
+            prepare=False).fetchone(),
             acquire=True)
         self._keep(g, writer)
         return self.grant
@@ -307,7 +306,7 @@ class EdgeStore:
                                 prepare=False)
                 return count, None
             row = pg_conn.execute(sql["renew"], (grant_id, token, _lease_param(renew)),
-                                  prepare=False, binary=_binary(pg_conn)).fetchone()
+                                  prepare=False).fetchone()
             return count, _id_time_us(row[2], row[4], row[6])  # hi_t, as unix µs
 
         count, hi_us = self._server(pg_conn, calls)

@@ -286,8 +286,7 @@ class Registry:
                     watchdog = _Watchdog(self._conn, self.timeout)
                     sent = _monotonic()
                     try:
-                        row = self._conn.execute(self._sql[name], params,
-                                                 binary=_binary(self._conn)).fetchone()
+                        row = self._conn.execute(self._sql[name], params).fetchone()
                     finally:
                         watchdog.stop()
                     return row, _monotonic() - sent
@@ -426,14 +425,6 @@ def _dsn_params(dsn: str, timeout: float) -> dict:
     return params
 
 
-def _binary(conn) -> Optional[bool]:
-    """True (binary results) when the session's DateStyle is not ISO: psycopg reads a
-    timestamptz's text (the grant row's server_time) only in ISO, its binary form in any
-    DateStyle. Otherwise None: the cursor's own format (a client-side cursor has no binary)."""
-    style = conn.pgconn.parameter_status(b"DateStyle")
-    return None if style is None or style.startswith(b"ISO") else True
-
-
 def _extension_schema(conn) -> str:
     """The extension's schema on a psycopg 3 connection, quoted for SQL text; RegistryError
     when the extension is not installed."""
@@ -480,8 +471,10 @@ def _id_time_us(kind: str, epoch_ms: Optional[int], t: int) -> int:
     return t * 1_000_000 if kind == "xid12" else (epoch_ms + t) * 1000
 
 
-def _datetime_us(moment: _dt.datetime) -> int:
-    """A timestamptz as psycopg loads it (an aware datetime) as unix microseconds."""
+def _datetime_us(utc: str) -> int:
+    """The grant row's ``server_time`` as ``_statements`` reads it (UTC, ``YYYY-MM-DD
+    HH:MM:SS.ffffff``, whatever the session's DateStyle and TimeZone) as unix microseconds."""
+    moment = _dt.datetime.strptime(utc, "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=_dt.timezone.utc)
     return (moment - _EPOCH) // _ONE_US
 
 
@@ -492,9 +485,12 @@ def _statements(schema: str) -> dict:
     where the extension usually lives) is a better match: psycopg sends a small int as int2
     or int4, and ``idgen_renew(integer, bigint, interval)`` would beat ``(bigint, bigint,
     interval)``. The grant's window is read as the server gives it in id-time (``lo_t``,
-    ``hi_t``: the extension 0.7.0's columns), and the server's clock as psycopg's datetime:
-    no arithmetic in SQL, so nothing there resolves through the caller's search_path."""
-    row = "grant_id, token, kind, slot, epoch_ms, lo_t, hi_t, server_time"
+    ``hi_t``: the extension 0.7.0's columns), and the server's clock as its UTC text to the
+    microsecond (``to_char``: the same in any DateStyle and TimeZone, in text or binary results,
+    with any cursor): no arithmetic in SQL, every name qualified."""
+    server_time = ("pg_catalog.to_char(pg_catalog.timezone('UTC'::pg_catalog.text, server_time), "
+                   "'YYYY-MM-DD HH24:MI:SS.US'::pg_catalog.text)")
+    row = f"grant_id, token, kind, slot, epoch_ms, lo_t, hi_t, {server_time}"
     text, int8 = "%s::pg_catalog.text", "%s::pg_catalog.int8"
     interval, tstz = "%s::pg_catalog.interval", "%s::pg_catalog.timestamptz"
     return {

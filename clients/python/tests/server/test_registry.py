@@ -643,15 +643,19 @@ def test_hostile_public_schema_changes_nothing_the_client_computes(kind, path):
         assert calls >= 1 and "*(numeric, integer)" in ran, (calls, ran)
 
 
+@pytest.mark.parametrize("cursor", ["server", "client"])
 @pytest.mark.parametrize("kind", ["snowflake", "xid12"])
-def test_the_grant_is_the_servers_in_any_datestyle_and_timezone(kind):
+def test_the_grant_is_the_servers_in_any_datestyle_and_timezone(kind, cursor):
     """The client reads the window in id-time (lo_t, hi_t) and the server's clock (server_time)
-    as a timestamptz psycopg loads, binary when the session's DateStyle is not ISO: on a session
-    with DateStyle 'SQL, DMY' and a time zone 3.5 h west of UTC, the window is exactly the
-    server's and the server's clock lies between two readings taken around the call."""
+    as its UTC text: on a session with DateStyle 'SQL, DMY' and a time zone 3.5 h west of UTC,
+    with psycopg's default cursors and with client-side cursors (PgBouncer users' choice, which
+    cannot ask for binary results), the window is exactly the server's and the server's clock
+    lies between two readings taken around the call."""
     db = fresh_database("registry_style", extension=True)
     writer_dsn = dsn(dbname=db) + " options='-c DateStyle=SQL,DMY -c TimeZone=America/St_Johns'"
-    with connect(dbname=db) as admin, pg_idgen.Registry(writer_dsn, "style-writer") as reg:
+    source = writer_dsn if cursor == "server" else (
+        lambda: psycopg.connect(writer_dsn, autocommit=True, cursor_factory=psycopg.ClientCursor))
+    with connect(dbname=db) as admin, pg_idgen.Registry(source, "style-writer") as reg:
         def server_clock():
             return admin.execute("SELECT clock_timestamp()").fetchone()[0]
 

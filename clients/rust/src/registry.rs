@@ -246,6 +246,24 @@ pub(crate) fn moment_or_never(param: usize) -> String {
     format!("COALESCE(${param}::pg_catalog.timestamptz, '-infinity'::pg_catalog.timestamptz)")
 }
 
+/// The server's refusal of a registry statement as an error: its SQLSTATE and its words. A
+/// grant row without `lo_t` (42703) is an extension before 0.7.0, whose grant row the client
+/// cannot read: the error says which version the registry needs.
+pub(crate) fn server_refusal(sqlstate: String, message: String) -> Error {
+    let message = if sqlstate == "42703" && message.contains("lo_t") {
+        format!(
+            "the writer registry needs the pg_idgen extension 0.7.0 or later \
+             (ALTER EXTENSION pg_idgen UPDATE): {message}"
+        )
+    } else {
+        message
+    };
+    Error::Registry {
+        sqlstate: Some(sqlstate),
+        message,
+    }
+}
+
 /// Columns of a grant row (`GrantRow`, in this order; `lo_t`, `hi_t` and `server_t` need the
 /// extension's 0.7.0). `call` is the schema-qualified function call.
 pub(crate) fn grant_query(call: &str) -> String {
@@ -524,5 +542,36 @@ pub(crate) fn lease_ms(lease: Duration) -> Result<i64, Error> {
             sqlstate: None,
             message: format!("a lease must be at least 1 s, got {lease:?}"),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::server_refusal;
+    use crate::Error;
+
+    #[test]
+    fn a_grant_row_without_lo_t_names_the_version_needed() {
+        let old = server_refusal("42703".into(), "column \"lo_t\" does not exist".into());
+        match old {
+            Error::Registry { sqlstate, message } => {
+                assert_eq!(sqlstate.as_deref(), Some("42703"));
+                assert!(
+                    message.starts_with(
+                        "the writer registry needs the pg_idgen extension 0.7.0 or later"
+                    ),
+                    "{message}"
+                );
+                assert!(
+                    message.ends_with("column \"lo_t\" does not exist"),
+                    "{message}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        match server_refusal("42703".into(), "column \"x\" does not exist".into()) {
+            Error::Registry { message, .. } => assert_eq!(message, "column \"x\" does not exist"),
+            other => panic!("{other:?}"),
+        }
     }
 }

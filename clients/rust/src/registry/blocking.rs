@@ -29,13 +29,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 pub(crate) fn registry_error(e: postgres::Error) -> Error {
     match e.as_db_error() {
-        Some(db) => Error::Registry {
-            sqlstate: Some(db.code().code().to_string()),
-            message: match db.detail() {
+        Some(db) => super::server_refusal(
+            db.code().code().to_string(),
+            match db.detail() {
                 Some(detail) => format!("{}: {detail}", db.message()),
                 None => db.message().to_string(),
             },
-        },
+        ),
         None => Error::Registry {
             sqlstate: e.code().map(|c| c.code().to_string()),
             message: e.to_string(),

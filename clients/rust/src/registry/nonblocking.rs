@@ -78,11 +78,15 @@ fn registry_error(e: sqlx::Error) -> Error {
         let detail = db
             .try_downcast_ref::<PgDatabaseError>()
             .and_then(PgDatabaseError::detail);
-        return Error::Registry {
-            sqlstate: db.code().map(|c| c.into_owned()),
-            message: match detail {
-                Some(detail) => format!("{}: {detail}", db.message()),
-                None => db.message().to_string(),
+        let message = match detail {
+            Some(detail) => format!("{}: {detail}", db.message()),
+            None => db.message().to_string(),
+        };
+        return match db.code() {
+            Some(code) => super::server_refusal(code.into_owned(), message),
+            None => Error::Registry {
+                sqlstate: None,
+                message,
             },
         };
     }

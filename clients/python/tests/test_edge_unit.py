@@ -435,3 +435,32 @@ def test_edge_traces(case, tmp_path):
             with pytest.raises(psycopg.OperationalError, match="the link is down"):
                 store.sync(FakeLink(kind, st), renew=None)
             assert row() == before[:2] + (step["expect"]["hi_us"],) + before[3:], where
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_release_never_ends_the_window_below_an_id_made_meanwhile(tmp_path, kind):
+    """Another connection to the file makes an id after this one read the row for a release:
+    the window's end comes from the mark as it is when the end is written (one statement), so
+    it never falls below that id (the release's server call fails here: the link is down)."""
+    lo_us, hi_us = T0 * 1_000_000, (T0 + DAY) * 1_000_000
+    conn_a, a = open_store(tmp_path / "d.db", kind, Clock(T0 + 1))
+    conn_b, b = open_store(tmp_path / "d.db", kind, Clock(T0 + 50))
+    a._keep(grant_row(45, kind, lo_us, hi_us, lo_us), "w")
+    with conn_a:
+        a.next_id()
+    read = a._row
+
+    def read_then_b_makes_an_id():
+        row = read()
+        a._row = read  # once
+        with conn_b:
+            b.next_id()
+        return row
+
+    a._row = read_then_b_makes_an_id
+    with pytest.raises(Exception):
+        a.sync(FakeLink(kind, {}, hi_us=None), renew=None)
+    end, last_us = conn_a.execute("SELECT hi_us, last_id_us FROM pg_idgen_edge WHERE kind = ?",
+                                  (kind,)).fetchone()
+    assert last_us // 1_000_000 == T0 + 50
+    assert end == last_us + (1_000_000 if kind == "xid12" else 1000), (end, last_us)

@@ -566,19 +566,21 @@ impl<'c> EdgeStore<'c> {
                 }
                 CoreId::Snowflake(n) => (EdgeId::Snowflake(n), Value::Integer(n)),
             };
-            // Compare-and-set: another connection to the file that moved the mark in between
-            // makes this one read it again (or wait for its lock), never reuse it.
+            // Compare-and-set: another connection to the file that moved the mark or shrank the
+            // window (a release) in between makes this one read it again (or wait for its
+            // lock), never reuse a mark or make an id past a window's new end.
             let changed = self
                 .db
                 .execute(
                     "UPDATE pg_idgen_edge SET last_id = ?1, last_id_us = ?2 \
-                     WHERE kind = ?3 AND grant_id = ?4 AND last_id IS ?5",
+                     WHERE kind = ?3 AND grant_id = ?4 AND last_id IS ?5 AND hi_us = ?6",
                     params![
                         stored,
                         made.id_time_us,
                         self.kind.sql(),
                         r.grant_id,
-                        r.last_id
+                        r.last_id,
+                        r.hi_us
                     ],
                 )
                 .map_err(sqlite)?;
@@ -596,15 +598,31 @@ impl<'c> EdgeStore<'c> {
 
     /// Before the server frees the id-time after the last id, this file stops using it: the
     /// window's end becomes the core's release end (committed).
-    fn end_for_release(&self, r: &Row) -> Result<(), Error> {
-        let end = self.state(r)?.release_end();
-        self.db
-            .execute(
-                "UPDATE pg_idgen_edge SET hi_us = min(hi_us, ?1) WHERE kind = ?2",
-                params![end, self.kind.sql()],
-            )
-            .map_err(sqlite)?;
-        Ok(())
+    /// The end is set only if the mark is still the one it was computed from (another
+    /// connection that made an id in between makes this one read the row again); the row
+    /// returned is the one the release reports.
+    fn end_for_release(&self, mut r: Row) -> Result<Row, Error> {
+        for _ in 0..MAX_TRIES {
+            let end = self.state(&r)?.release_end();
+            let changed = self
+                .db
+                .execute(
+                    "UPDATE pg_idgen_edge SET hi_us = min(hi_us, ?1) \
+                     WHERE kind = ?2 AND grant_id = ?3 AND last_id IS ?4",
+                    params![end, self.kind.sql(), r.grant_id, r.last_id],
+                )
+                .map_err(sqlite)?;
+            if changed == 1 {
+                return Ok(r);
+            }
+            r = self.row()?.ok_or_else(|| self.no_grant())?;
+        }
+        Err(Error::Edge {
+            message: format!(
+                "the mark of the {} grant moved {MAX_TRIES} times while this store released it: another connection keeps making ids from this file",
+                self.kind.sql()
+            ),
+        })
     }
 
     /// The row as the core's rule reads it.
@@ -695,9 +713,11 @@ impl<'c> EdgeStore<'c> {
                 a
             }
         };
-        if renew_ms.is_none() {
-            self.end_for_release(&r)?;
-        }
+        let r = if renew_ms.is_none() {
+            self.end_for_release(r)?
+        } else {
+            r
+        };
         // The last id's moment, sent as a timestamptz (the driver's SystemTime).
         let last_time = r.last_id_us.map(moment);
         let (count, hi_us) = self.server(client, |tx, schema| {
@@ -1279,6 +1299,30 @@ mod tests {
     }
 
     #[test]
+    fn a_release_never_ends_the_window_below_an_id_made_meanwhile() {
+        // Another connection to the file makes an id after this one read the row for a
+        // release: the end is computed again from the new mark, never below the new id.
+        let db = Connection::open_in_memory().unwrap();
+        let clock = Clock::at(S * 1000);
+        let s = store(&db, Kind::Snowflake, &clock);
+        grant(
+            &db,
+            Kind::Snowflake,
+            800,
+            S * 1_000_000,
+            (S + 60) * 1_000_000,
+        );
+        commit_one(&db, &s);
+        let stale = s.row().unwrap().unwrap();
+        clock.set(S * 1000 + 5_000);
+        commit_one(&db, &s);
+        let released = s.end_for_release(stale).unwrap();
+        let g = s.grant().unwrap().unwrap();
+        assert_eq!(released.last_id_us, Some((S * 1000 + 5_000) * 1000));
+        assert_eq!(g.hi_us, (S * 1000 + 5_001) * 1000);
+    }
+
+    #[test]
     fn system_clock_and_default_device() {
         let db = Connection::open_in_memory().unwrap();
         let s = EdgeStore::new(&db, Kind::Xid12, None).unwrap();
@@ -1387,7 +1431,7 @@ mod tests {
                 }
                 let before = s.grant().unwrap().unwrap();
                 if step["release"] == true {
-                    s.end_for_release(&s.row().unwrap().unwrap()).unwrap();
+                    s.end_for_release(s.row().unwrap().unwrap()).unwrap();
                     let g = s.grant().unwrap().unwrap();
                     assert_eq!(Some(g.hi_us), expect["hi_us"].as_i64(), "{name}, step {n}");
                     continue;

@@ -228,12 +228,13 @@ class EdgeStore:
                 raise EdgeWindowEnded(
                     f"the ids of the window of {self._what(r)} are used up (the last is of "
                     f"{_iso_us(last_us)}): no id is made; sync to renew it")
-            # Compare-and-set: another connection to the file that moved the mark in between
-            # makes this one read it again (or wait for its lock), never reuse it.
+            # Compare-and-set: another connection to the file that moved the mark or shrank the
+            # window (a release) in between makes this one read it again (or wait for its
+            # lock), never reuse a mark or make an id past a window's new end.
             if self.db.execute(
                 "UPDATE pg_idgen_edge SET last_id = ?, last_id_us = ? "
-                "WHERE kind = ? AND grant_id = ? AND last_id IS ?",
-                (stored, t, self.kind, grant_id, last),
+                "WHERE kind = ? AND grant_id = ? AND last_id IS ? AND hi_us = ?",
+                (stored, t, self.kind, grant_id, last, hi_us),
             ).rowcount == 1:
                 return new
 
@@ -283,7 +284,7 @@ class EdgeStore:
         r = self._row()
         if r is None:
             raise EdgeError(f"this store holds no {self.kind} grant on device {self.device!r}")
-        grant_id, token, _, lo_us, _, _, _, syncs, last, last_us, _, attempt = r
+        grant_id, token, _, _, _, _, _, syncs, _, last_us, _, attempt = r
         last_time = _moment(last_us)
         if attempt is None:
             # This report's number, kept until its reply arrives: when the reply is lost, the
@@ -292,11 +293,15 @@ class EdgeStore:
             with self.db:
                 self.db.execute("UPDATE pg_idgen_edge SET attempt = ? WHERE kind = ?", (attempt, self.kind))
         if renew is None:
-            # Before the server frees the id-time after the last id, this file stops using it.
-            end = lo_us if last_us is None else last_us + _US[self.kind]
+            # Before the server frees the id-time after the last id, this file stops using it:
+            # the end computed from the mark as it is in the same statement (another
+            # connection's id made meanwhile is below it), and that mark is the one reported.
             with self.db:
-                self.db.execute("UPDATE pg_idgen_edge SET hi_us = min(hi_us, ?) WHERE kind = ?",
-                                (end, self.kind))
+                self.db.execute("UPDATE pg_idgen_edge SET hi_us = min(hi_us, "
+                                "coalesce(last_id_us + ?, lo_us)) WHERE kind = ?",
+                                (_US[self.kind], self.kind))
+                last_us = self._row()[9]
+            last_time = _moment(last_us)
 
         def calls(sql):
             count = pg_conn.execute(sql["report"], (grant_id, token, self.device, syncs,

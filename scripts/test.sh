@@ -25,7 +25,7 @@
 # as rapkey; run where its row of tests/regress/suites says, after setup on the preloaded
 # cluster), isolation (tests/isolation/specs: rapkey_next under contention, the registry's last
 # slot), a client test file (such as test_xid12.py or test_registry.py), rust-client, node (the
-# TypeScript client), cross-major, reliability (or reliability:SCENARIO, see reliability.sh),
+# TypeScript client), portable (the portable SQL edition, tests/portable/run.sh), cross-major, reliability (or reliability:SCENARIO, see reliability.sh),
 # failover (scripts/failover.sh), citus, recipes, bench, packaging (the release check,
 # reinstalling under load, the .deb packages, make installcheck, the PGXN zip).
 # The fast tier touches no PostgreSQL and no cluster: it does not wait for the other scripts' lock.
@@ -131,9 +131,9 @@ wants() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 wants_regress() { [ -z "$ONLY" ] || grep -qxF -- "$ONLY" <<<"$REGRESS_SUITES"; }
 wants_client() { [ -z "$ONLY" ] || grep -qxF -- "${ONLY##*/}" <<<"$CLIENT_FILES"; }
 case $ONLY in
-    "" | lint | core | in-database | isolation | rust-client | node | cross-major | reliability | reliability:* | failover | citus | recipes | bench | packaging) ;;
+    "" | lint | core | in-database | isolation | rust-client | node | portable | cross-major | reliability | reliability:* | failover | citus | recipes | bench | packaging) ;;
     *) wants_regress || wants_client ||
-        die "unknown suite '$ONLY' (lint, core, in-database, isolation, rust-client, node, cross-major, reliability, failover, citus, recipes, bench, packaging, a file in tests/regress/sql, tests/client or clients/python/tests/server)" ;;
+        die "unknown suite '$ONLY' (lint, core, in-database, isolation, rust-client, node, portable, cross-major, reliability, failover, citus, recipes, bench, packaging, a file in tests/regress/sql, tests/client or clients/python/tests/server)" ;;
 esac
 # The clients' own suites (the Python client's tests, the Rust client crate's, the TypeScript
 # client's, with their ORMs and frameworks) test the clients, not the server version: they run
@@ -263,7 +263,7 @@ test_version() {
         use_postgres "$1"
     fi
 
-    wants_regress || wants isolation || wants_client || wants rust-client || wants packaging || wants node || return 0
+    wants_regress || wants isolation || wants_client || wants rust-client || wants packaging || wants node || wants portable || return 0
     # The system's PostgreSQL gets the release build, the one its users' servers should load,
     # through the documented install and package commands; the private builds get the release
     # build too, which their .deb packages.
@@ -318,6 +318,14 @@ test_version() {
 
     stop_cluster test
     stop_cluster test-plain
+
+    if wants portable; then
+        # The portable SQL edition (portable/): installed by a role that owns its database and
+        # nothing else, on a cluster of its own; compared with the native extension where
+        # this PostgreSQL has it.
+        say "PostgreSQL $PG_MAJOR: the portable SQL edition (tests/portable/run.sh)"
+        bash "$ROOT/tests/portable/run.sh" "$PG_MAJOR"
+    fi
 }
 
 # test_cross_major OLD NEW: pg_upgrade of a cluster holding xid12, rapkey and Snowflake data

@@ -16,9 +16,9 @@ set -euo pipefail
 MAJOR=${1:?usage: tests/portable/run.sh PGVERSION (14 .. 18)}
 export PG_IDGEN_LOCKED=${PG_IDGEN_LOCKED:-1}
 export PG_IDGEN_CLUSTERS=${PG_IDGEN_CLUSTERS:-/var/tmp/pg_idgen_portable}
-PORT=${PORTABLE_PORT:-54451}
 # shellcheck source=scripts/lib.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/lib.sh"
+PORT=${PORTABLE_PORT:-${PORTS[portable]}}
 use_private_postgres "$MAJOR"
 VERSION=$(extension_version)
 SCRIPT=$ROOT/portable/dist/pg_idgen_portable--$VERSION.sql

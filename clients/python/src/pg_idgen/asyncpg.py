@@ -3,11 +3,12 @@
 xid12 (and xid12[]) values then decode to :class:`pg_idgen.Xid` in binary format, and an
 ``Xid``, its text or its 12 bytes encode as xid12, so parameters, ``= ANY($1)`` with a list
 and ``copy_records_to_table`` work. Pools: ``asyncpg.create_pool(..., init=register)``.
+``register(conn, xid12_as=str)`` decodes them to their 20-character text instead.
 """
 from __future__ import annotations
 
 from ._catalog import missing
-from ._xid import Xid, _from_trusted, coerce
+from ._xid import CHARS, _STD_TO_HEX, Xid, _b32encode, _from_trusted, coerce
 
 __all__ = ["register"]
 
@@ -30,12 +31,24 @@ def _encode(value) -> bytes:
 _decode = _from_trusted
 
 
-async def register(conn) -> None:
+def _decode_str(data: bytes) -> str:
+    return _b32encode(data)[:CHARS].translate(_STD_TO_HEX).decode("ascii")
+
+
+async def register(conn, xid12_as=Xid) -> None:
     """Registers the binary xid12 codec on an asyncpg connection. Raises
-    ``ExtensionMissingError`` when the database has no pg_idgen extension."""
+    ``ExtensionMissingError`` when the database has no pg_idgen extension.
+
+    ``xid12_as``: ``Xid`` (the default) or ``str``, what xid12 values decode to."""
+    if xid12_as is Xid:
+        decoder = _decode
+    elif xid12_as is str:
+        decoder = _decode_str
+    else:
+        raise ValueError(f"xid12_as must be Xid or str, not {xid12_as!r}")
     schema = await conn.fetchval(_QUERY)
     if schema is None:
         raise missing(await conn.fetchval("SELECT pg_catalog.current_database()"))
     await conn.set_type_codec(
-        "xid12", schema=schema, encoder=_encode, decoder=_decode, format="binary"
+        "xid12", schema=schema, encoder=_encode, decoder=decoder, format="binary"
     )

@@ -5,6 +5,10 @@ in text and binary results, and an ``Xid`` (or a list of them) binds as xid12 (x
 ``%s``, ``%b`` and in binary ``COPY`` (``copy.set_types(["xid12", ...])``, which also takes
 the text or the 12 bytes of an id). Pools: ``ConnectionPool(..., configure=register)``.
 
+``register(conn, xid12_as=str)`` loads xid12 values as their 20-character text (``str``)
+instead, for code that wants plain text (pandas ``to_json``, json, templates); binds are the
+same in both modes.
+
 The rapkey domain is registered too, so ``copy.set_types(["rapkey", "rapkey[]"])`` works in
 text and binary COPY (values are ``str``, as for text; the server checks them), and rapkey[]
 results load as lists. A rapkey result needed nothing: the server describes a domain's column
@@ -23,7 +27,8 @@ from psycopg.types.string import StrBinaryDumper, StrDumper, TextBinaryLoader, T
 from ._catalog import TYPE_QUERY, missing, qualified
 from ._xid import CHARS, _STD_TO_HEX, Xid, _b32encode, _from_trusted, _parse_text, coerce
 
-__all__ = ["register", "register_async", "XidTextLoader", "XidBinaryLoader"]
+__all__ = ["register", "register_async", "XidTextLoader", "XidBinaryLoader",
+           "XidStrTextLoader", "XidStrBinaryLoader"]
 
 
 class XidTextLoader(Loader):
@@ -38,6 +43,30 @@ class XidBinaryLoader(Loader):
 
     # The server's xid12_send always gives 12 bytes: a C call makes the Xid of them.
     load = staticmethod(_from_trusted)
+
+
+class XidStrTextLoader(Loader):
+    """xid12 as its text: the server's output is already the canonical lowercase text."""
+
+    format = Format.TEXT
+
+    def load(self, data) -> str:
+        return bytes(data).decode("ascii")
+
+
+class XidStrBinaryLoader(Loader):
+    format = Format.BINARY
+
+    def load(self, data) -> str:
+        return _b32encode(bytes(data))[:CHARS].translate(_STD_TO_HEX).decode("ascii")
+
+
+def _loaders(xid12_as) -> tuple:
+    if xid12_as is Xid:
+        return XidTextLoader, XidBinaryLoader
+    if xid12_as is str:
+        return XidStrTextLoader, XidStrBinaryLoader
+    raise ValueError(f"xid12_as must be Xid or str, not {xid12_as!r}")
 
 
 class _XidTextDumper(Dumper):
@@ -55,14 +84,14 @@ class _XidBinaryDumper(Dumper):
         return obj if obj.__class__ is Xid else coerce(obj)
 
 
-def _install(conn, row) -> TypeInfo:
+def _install(conn, row, loaders) -> TypeInfo:
     oid, array_oid, schema, visible = row
     # Known as "xid12" (what copy.set_types() and users say) and by its qualified name.
     info = TypeInfo("xid12", oid, array_oid, regtype="xid12" if visible else qualified(schema))
     info.register(conn)  # the type and its array's loaders and dumpers
     adapters = conn.adapters
-    adapters.register_loader(oid, XidTextLoader)
-    adapters.register_loader(oid, XidBinaryLoader)
+    for loader in loaders:
+        adapters.register_loader(oid, loader)
     # The binary dumper last: %s of an Xid then binds its 12 bytes, as psycopg does for UUID.
     for base in (_XidTextDumper, _XidBinaryDumper):
         dumper = type(base.__name__.lstrip("_"), (base,), {"oid": oid})
@@ -83,12 +112,15 @@ def _install_rapkey(conn, row) -> None:
         adapters.register_dumper(None, type("Rapkey" + base.__name__, (base,), {"oid": oid}))
 
 
-def register(conn):
+def register(conn, xid12_as=Xid):
     """Registers the xid12 adapters on a psycopg ``Connection`` (returns the TypeInfo) or an
     ``AsyncConnection`` (returns a coroutine: ``await register(aconn)``). Raises
-    ``ExtensionMissingError`` when the database has no pg_idgen extension."""
+    ``ExtensionMissingError`` when the database has no pg_idgen extension.
+
+    ``xid12_as``: ``Xid`` (the default) or ``str``, what xid12 results load as."""
+    loaders = _loaders(xid12_as)
     if isinstance(conn, psycopg.AsyncConnection):
-        return register_async(conn)
+        return register_async(conn, xid12_as)
     with conn.transaction(), conn.cursor() as cur:
         cur.execute(TYPE_QUERY, ("xid12",))
         row = cur.fetchone()
@@ -97,10 +129,11 @@ def register(conn):
         raise missing(conn.info.dbname)
     if rapkey_row is not None:
         _install_rapkey(conn, rapkey_row)
-    return _install(conn, row)
+    return _install(conn, row, loaders)
 
 
-async def register_async(conn: psycopg.AsyncConnection) -> TypeInfo:
+async def register_async(conn: psycopg.AsyncConnection, xid12_as=Xid) -> TypeInfo:
+    loaders = _loaders(xid12_as)
     async with conn.transaction():
         async with conn.cursor() as cur:
             await cur.execute(TYPE_QUERY, ("xid12",))
@@ -113,4 +146,4 @@ async def register_async(conn: psycopg.AsyncConnection) -> TypeInfo:
         raise missing(conn.info.dbname)
     if rapkey_row is not None:
         _install_rapkey(conn, rapkey_row)
-    return _install(conn, row)
+    return _install(conn, row, loaders)

@@ -104,3 +104,23 @@ def test_missing_extension():
             await conn.close()
 
     run(go())
+
+
+def test_xid12_as_str(db):
+    async def go():
+        conn = await asyncpg.connect(**params(db))
+        try:
+            with pytest.raises(ValueError, match="xid12_as must be Xid or str"):
+                await pg_idgen.asyncpg.register(conn, xid12_as=bytes)
+            await pg_idgen.asyncpg.register(conn, xid12_as=str)
+            x, text, arr = await conn.fetchrow(
+                "SELECT x, x::text, ARRAY[x, NULL] FROM (SELECT gen_xid12() x) s")
+            assert x.__class__ is str and x == text and arr == [text, None]
+            # Binds are as in the default mode: an Xid, its text or its bytes.
+            fixed = Xid("9m4e2mr0ui3e8a215n4g")
+            for value in (fixed, str(fixed), fixed.bytes):
+                assert await conn.fetchval("SELECT $1::xid12", value) == str(fixed)
+        finally:
+            await conn.close()
+
+    run(go())

@@ -93,3 +93,50 @@ def test_asyncpg_driver():
 
     x, n = asyncio.run(go())
     assert isinstance(x, Xid) and n == 1
+
+
+@pytest.mark.parametrize("driver", ["psycopg", "psycopg_async", "asyncpg"])
+def test_register_engine(driver):
+    """register(engine): plain SQL loads Xid (or str with xid12_as=str) on each driver, as the
+    Xid12 column does."""
+    import asyncio
+
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    import pg_idgen.sqlalchemy
+
+    name = fresh_database("pyclient_sqlalchemy_register", extension=True)
+    md = sa.MetaData()
+    t = sa.Table("t", md, sa.Column("id", Xid12, server_default=sa.text("gen_xid12()")),
+                 sa.Column("n", sa.Integer))
+    plain = sa.text("SELECT id, ARRAY[id] FROM t")
+
+    async def go(xid12_as):
+        e = create_async_engine(url(driver, name))
+        pg_idgen.sqlalchemy.register(e, xid12_as=xid12_as)
+        async with e.begin() as conn:
+            await conn.run_sync(md.create_all)
+            await conn.execute(sa.insert(t).values(n=1))
+            row = (await conn.execute(plain)).one()
+            typed = (await conn.execute(sa.select(t.c.id))).scalar_one()
+            await conn.run_sync(md.drop_all)
+        await e.dispose()
+        return row, typed
+
+    for xid12_as in (Xid, str):
+        if driver == "psycopg":
+            e = sa.create_engine(url(driver, name))
+            pg_idgen.sqlalchemy.register(e, xid12_as=xid12_as)
+            with e.begin() as conn:
+                md.create_all(conn)
+                conn.execute(sa.insert(t).values(n=1))
+                row = conn.execute(plain).one()
+                typed = conn.execute(sa.select(t.c.id)).scalar_one()
+                md.drop_all(conn)
+            e.dispose()
+        else:
+            row, typed = asyncio.run(go(xid12_as))
+        (x, arr) = row
+        assert x.__class__ is xid12_as and arr == [x] and typed.__class__ is xid12_as and typed == x
+    with pytest.raises(ValueError, match="xid12_as must be Xid or str"):
+        pg_idgen.sqlalchemy.register(sa.create_engine(url("psycopg", name)), xid12_as=bytes)

@@ -54,27 +54,54 @@ def test_create_all_makes_the_servers_types(engine):
         "id": ("xid12", "gen_xid12()")}
 
 
-def test_rows_written_read_back_and_paged(engine):
+N = 10_000
+PAGE = 1_000
+
+
+@pytest.fixture(scope="module")
+def rows(engine):
+    """10,000 orders through SQLModel (an ORM bulk INSERT ... RETURNING id, validated by the
+    non-table model first); every 10th id made here, the rest by the server's DEFAULT."""
     flakes = Snowflake(worker_id=7)
-    keys = [rapkey.build("ord", "cn", f"{n:03d}") for n in range(23)]
+    made = []
+    for n in range(N):
+        order = SmOrderCreate(key=rapkey.build("ord", "cn", f"{n:05d}"), seq=flakes.next_id(),
+                              note=str(n)).model_dump()
+        if n % 10 == 5:
+            order["id"] = Xid.new()
+        made.append(order)
+    # RETURNING the key too: rows come back by key (sort_by_parameter_order would need a
+    # sentinel column, or SQLAlchemy sends one INSERT per row), and the rows with an id go
+    # first (a batch is a run of rows of the same columns).
     with Session(engine) as s:
-        made = [SmOrder.model_validate(SmOrderCreate(key=k, seq=flakes.next_id(), note=str(n)))
-                for n, k in enumerate(keys)]
-        made[5].id = Xid.new()  # one made here, the rest by the server's default
-        s.add_all(made)
+        got = s.exec(sa.insert(SmOrder).returning(SmOrder.key, SmOrder.id),
+                     params=sorted(made, key=lambda o: "id" not in o)).all()
         s.commit()
-        ids = [m.id for m in made]
-        assert all(i.__class__ is Xid for i in ids) and len(set(ids)) == len(ids)
+    by_key = dict(got)
+    ids = [by_key[o["key"]] for o in made]
+    assert len(ids) == N and all(i.__class__ is Xid for i in ids) and len(set(ids)) == N
+    assert all(ids[n] == made[n]["id"] for n in range(5, N, 10))
+    return made, ids
+
+
+def test_rows_written_read_back_and_paged(engine, rows):
+    made, ids = rows
+    with Session(engine) as s:
+        server = s.exec(sa.text("SELECT id::text FROM sm_orders ORDER BY id")).scalars().all()
+        assert len(server) == N
         by_server = s.exec(select(SmOrder.id).order_by(SmOrder.id)).all()
-        assert by_server == sorted(ids)  # the server's order is the bytes' order
-        got = s.get(SmOrder, str(ids[3]))
-        assert (got.key, got.note, got.seq) == (keys[3], "3", made[3].seq)
-        assert s.exec(select(SmOrder).where(SmOrder.key == keys[7])).one().id == ids[7]
-        # Keyset pagination: each row once, in order, whether the cursor is an Xid or its text.
+        assert all(i.__class__ is Xid for i in by_server)
+        assert by_server == sorted(ids) and [str(i) for i in by_server] == server
+        got = s.get(SmOrder, str(ids[3]))  # the text, or the Xid: both bind as xid12
+        assert (got.key, got.note, got.seq) == (made[3]["key"], "3", made[3]["seq"])
+        assert s.exec(select(SmOrder).where(SmOrder.id == ids[4321])).one().note == "4321"
+        assert s.exec(select(SmOrder).where(SmOrder.key == made[7]["key"])).one().id == ids[7]
+        # Keyset pagination: each row once, in the server's order, whether the cursor is an
+        # Xid or its text (as it comes back from a client).
         for as_text in (False, True):
             seen, cursor = [], None
             while True:
-                q = select(SmOrder).order_by(SmOrder.id).limit(5)
+                q = select(SmOrder).order_by(SmOrder.id).limit(PAGE)
                 if cursor is not None:
                     q = q.where(SmOrder.id > (str(cursor) if as_text else cursor))
                 page = s.exec(q).all()
@@ -82,14 +109,60 @@ def test_rows_written_read_back_and_paged(engine):
                     break
                 seen += [o.id for o in page]
                 cursor = page[-1].id
-            assert seen == sorted(ids)
+            assert [str(i) for i in seen] == server
         # A prefix of keys: the domain's "C" collation, text binds.
         lo, hi = rapkey.prefix_range("ord.cn")
-        assert len(s.exec(select(SmOrder).where(SmOrder.key >= lo, SmOrder.key < hi)).all()) == 23
-        assert s.exec(select(SmOrder).where(SmOrder.key == "ord.cn.000-9")).all() == []
+        in_range = select(sa.func.count()).select_from(SmOrder).where(SmOrder.key >= lo, SmOrder.key < hi)
+        assert s.exec(in_range).one() == N
+        assert s.exec(select(SmOrder).where(SmOrder.key == "ord.cn.00001-0")).all() == []
         # What an API writes: the text of the id, the Snowflake id as a string.
         js = SmOrder.model_validate(got).model_dump(mode="json")
-        assert js["id"] == str(ids[3]) and js["seq"] == str(made[3].seq)
+        assert js["id"] == str(ids[3]) and js["seq"] == str(made[3]["seq"])
+
+
+def test_a_bad_cursor_is_refused_in_the_servers_words(engine, rows):
+    bad = "9m4e2mr0ui3e8a215n41"  # the last character has a low bit set
+    with Session(engine) as s:
+        with pytest.raises(sa.exc.DataError) as server:
+            s.exec(sa.text("SELECT 1 FROM sm_orders WHERE id > CAST(:c AS xid12)"),
+                   params={"c": bad})
+        diag = server.value.orig.diag
+        said = f"{diag.message_primary}: {diag.message_detail}"
+        assert diag.sqlstate == "22P02" and said.startswith("invalid input syntax for type xid12")
+    with Session(engine) as s:
+        # Through the Xid12 column the client refuses it before sending, in the same words.
+        with pytest.raises(sa.exc.StatementError) as client:
+            s.exec(select(SmOrder).where(SmOrder.id > bad)).all()
+        assert isinstance(client.value.orig, ValueError) and str(client.value.orig) == said
+
+
+def test_create_all_twice_changes_nothing(engine, rows):
+    def catalog():
+        with engine.connect() as conn:
+            return conn.execute(sa.text(
+                "SELECT c.relname, c.relkind, a.attname, format_type(a.atttypid, a.atttypmod), "
+                "pg_get_expr(d.adbin, d.adrelid) FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public' "
+                "LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 "
+                "LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum "
+                "ORDER BY 1, 3")).all()
+
+    before = catalog()
+    statements = []
+
+    def record(conn, cursor, statement, *args):
+        statements.append(statement)
+
+    sa.event.listen(engine, "before_cursor_execute", record)
+    try:
+        SQLModel.metadata.create_all(engine, tables=[SmOrder.__table__])
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", record)
+    assert statements  # it looked
+    assert not [q for q in statements if q.lstrip().upper().startswith(("CREATE", "ALTER", "DROP"))]
+    assert catalog() == before
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT count(*) FROM sm_orders")).scalar_one() == N
 
 
 def test_the_server_checks_the_key(engine):

@@ -70,3 +70,17 @@ export async function bigTable(client, q = '') {
   const { rows } = await client.query({ text: 'SELECT id::text AS id FROM items ORDER BY id', rowMode: 'array' });
   return rows.map((r) => r[0]);
 }
+
+/** What the server says to `sql` (which must fail): its message and DETAIL. */
+export async function serverError(database, sql) {
+  const c = new pg.Client(config(database));
+  await c.connect();
+  try {
+    await c.query(sql);
+  } catch (e) {
+    return { message: e.message, detail: e.detail, code: e.code };
+  } finally {
+    await c.end();
+  }
+  throw new Error(`${sql} did not fail`);
+}

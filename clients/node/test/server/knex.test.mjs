@@ -1,15 +1,19 @@
 // Knex 3 and Objection 3 with pg-idgen/knex: a database without the extension, whose first
 // migration creates it through the same Knex (the pool hook tolerates it), t.xid12()/t.rapkey()
-// in the schema builder, and Xid values in where, whereIn, keyset pages and Objection's findById.
+// in the schema builder, migrate.latest run again doing nothing, 10,000 rows from one bulk insert,
+// Xid values in where, whereIn, keyset pages (Knex has no cursor pagination of its own) and
+// Objection's findById, and bad input failing with Knex's (and Objection's) error and the
+// server's words.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import knex from 'knex';
-import { Model } from 'objection';
+import { DataError, Model } from 'objection';
 import { Xid, rapkey as rk } from '../../dist/index.js';
 import { extendKnex, idgenAfterCreate } from '../../dist/knex.js';
-import { config, freshDatabase, skip } from './helpers.mjs';
+import { config, freshDatabase, serverError, skip } from './helpers.mjs';
 
 const DB = 'node_knex';
+const ROWS = 10000;
 
 class Order extends Model {
   static get tableName() { return 'orders'; }
@@ -66,28 +70,65 @@ describe('Knex and Objection', { skip }, () => {
     assert.ok(rows[0].id instanceof Xid);
   });
 
-  test('Xid values in insert, where, whereIn and keyset pages', async () => {
-    await db('orders').insert(Array.from({ length: 300 }, (_, i) => ({ n: i, order_key: rk.build('ord', 'cn', String(i)) })));
+  test('migrate.latest again: nothing to run, the table unchanged', async () => {
+    const shape = () => db.raw(`SELECT attname, format_type(atttypid, atttypmod) AS t, pg_get_expr(adbin, adrelid) AS d
+      FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
+      WHERE attrelid = 'orders'::regclass AND attnum > 0 ORDER BY attnum`).then((r) => r.rows);
+    const before = await shape();
+    const [, done] = await db.migrate.latest();
+    assert.deepEqual(done, []);
+    assert.deepEqual(await shape(), before);
+  });
+
+  test(`${ROWS} rows by one bulk insert; Xid values in where, whereIn; keyset pages: every row once`, async () => {
+    const made = await db('orders').insert(Array.from({ length: ROWS }, (_, i) => ({ n: i, order_key: rk.build('ord', 'cn', String(i)) })), ['id']);
+    assert.equal(made.length, ROWS);
+    assert.ok(made.every((r) => r.id instanceof Xid));
     const mine = Xid.new();
-    await db('orders').insert({ id: mine, n: 1000 });
+    await db('orders').insert({ id: mine, n: ROWS });
     const [one] = await db('orders').where('id', mine);
-    assert.ok(one.id instanceof Xid && one.id.equals(mine) && one.n === 1000);
-    const all = (await db('orders').select('id').orderBy('id')).map((r) => r.id.toString());
+    assert.ok(one.id instanceof Xid && one.id.equals(mine) && one.n === ROWS);
+    const all = (await db.raw('SELECT id::text AS id FROM orders ORDER BY id')).rows.map((r) => r.id);
+    assert.equal(all.length, ROWS + 1);
+    const rows = await db('orders').orderBy('id');
+    assert.deepEqual(rows.map((r) => r.id.toString()), all);
+    assert.equal((await db('orders').where('id', Xid.parse(all[777])).first()).id.toString(), all[777]);
+    // Knex has no cursor pagination of its own: id > cursor
     const seen = [];
     let cursor = null;
     for (;;) {
-      const q = db('orders').select('id').orderBy('id').limit(64);
+      const q = db('orders').select('id').orderBy('id').limit(1000);
       if (cursor) q.where('id', '>', cursor);
-      const rows = await q;
-      if (rows.length === 0) break;
-      seen.push(...rows.map((r) => r.id.toString()));
-      cursor = rows.at(-1).id;
+      const page = await q;
+      if (page.length === 0) break;
+      seen.push(...page.map((r) => r.id.toString()));
+      cursor = page.at(-1).id;
     }
-    assert.equal(seen.length, 301);
     assert.deepEqual(seen, all);
     const some = await db('orders').whereIn('id', [Xid.parse(all[3]), all[7]]).orderBy('id');
     assert.deepEqual(some.map((r) => r.id.toString()), [all[3], all[7]]);
-    await assert.rejects(db('orders').insert({ n: 1, order_key: 'ord.cn.1-0' }), /rapkey/);
+  });
+
+  test("a bad id or key from user input: Knex's error with the server's words", async () => {
+    const badId = await serverError(DB, "SELECT 'nope'::xid12");
+    await assert.rejects(db('orders').where('id', 'nope'), (e) => {
+      assert.equal(e.code, badId.code);
+      assert.ok(e.message.endsWith(` - ${badId.message}`), e.message); // Knex puts the SQL first
+      assert.equal(e.detail, badId.detail);
+      return true;
+    });
+    const badKey = await serverError(DB, "SELECT 'ord.cn.1-0'::rapkey");
+    await assert.rejects(db('orders').insert({ n: 1, order_key: 'ord.cn.1-0' }), (e) => {
+      assert.ok(e.message.endsWith(` - ${badKey.message}`), e.message);
+      assert.equal(e.detail, badKey.detail);
+      return true;
+    });
+    Order.knex(db);
+    await assert.rejects(Order.query().findById('nope'), (e) => {
+      assert.ok(e instanceof DataError, e.constructor.name); // Objection's class for 22P02
+      assert.ok(e.message.endsWith(badId.message), e.message);
+      return true;
+    });
   });
 
   test('Objection: findById and where with Xid, ids given back as Xid', async () => {

@@ -37,6 +37,8 @@ describe('Drizzle', { skip }, () => {
     const ddl = statements.join('\n');
     assert.match(ddl, /"id" "ext"\."xid12" PRIMARY KEY DEFAULT "ext"\.gen_xid12\(\)/);
     assert.match(ddl, /"order_key" "ext"\."rapkey"/);
+    // generate run again over the same tables: nothing to do
+    assert.deepEqual(await generateMigration(generateDrizzleJson({ orders }), generateDrizzleJson({ orders })), []);
     const c = await pool.connect();
     try {
       assert.doesNotMatch((await c.query('SHOW search_path')).rows[0].search_path, /ext/);

@@ -1,15 +1,17 @@
 // Sequelize 6 with pg-idgen/sequelize: XID12 and RAPKEY columns, Xid values in where, Op.gt,
-// Op.in, arrays and create, findByPk with the id's text, keyset pages, and sync({ alter: true })
-// run again without touching the XID12 and RAPKEY columns (the control without idgenSequelize
-// adds one more unique constraint on each run).
+// Op.in, arrays and create, findByPk with the id's text, 10,000 rows from bulkCreate read back
+// and paged by id > cursor (Sequelize has no cursor pagination of its own), bad input failing
+// with the server's words, and sync({ alter: true }) run again without touching the XID12 and
+// RAPKEY columns (the control without idgenSequelize adds one more unique constraint each run).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DataTypes, Op, Sequelize } from 'sequelize';
+import { DatabaseError, DataTypes, Op, Sequelize } from 'sequelize';
 import { Xid, rapkey as rk } from '../../dist/index.js';
 import { RAPKEY, XID12, idgenAfterConnect, idgenSequelize } from '../../dist/sequelize.js';
-import { HOST, PORT, freshDatabase, skip } from './helpers.mjs';
+import { HOST, PORT, freshDatabase, serverError, skip } from './helpers.mjs';
 
 const DB = 'node_sequelize';
+const ROWS = 10000;
 
 function make({ helper = true } = {}) {
   const ddl = [];
@@ -38,7 +40,7 @@ describe('Sequelize', { skip }, () => {
     await freshDatabase(DB);
     ({ s, Order } = make());
     await s.sync({ alter: true });
-    await Order.bulkCreate(Array.from({ length: 500 }, (_, i) => ({ key: rk.build('ord', 'cn', String(i)), n: i })));
+    await Order.bulkCreate(Array.from({ length: ROWS }, (_, i) => ({ key: rk.build('ord', 'cn', String(i)), n: i })));
   });
   after(async () => s && s.close());
 
@@ -66,17 +68,49 @@ describe('Sequelize', { skip }, () => {
     assert.equal((await Order.findAll({ where: { id: { [Op.gte]: ids[3] } }, order: [['id', 'ASC']], limit: 2 }))[0].id.toString(), ids[3].toString());
     assert.ok((await Order.findByPk(String(made.id))).id.equals(made.id));
     await assert.rejects(Order.findByPk(made.id), /Argument passed to findByPk is invalid/); // Sequelize's own check
-    await assert.rejects(Order.create({ key: 'ord.cn.1-0', n: 1 }), /Wrong check character/);
-    await assert.rejects(Order.findAll({ where: { id: 'nope' } }), /xid12/);
+    await made.destroy();
   });
 
-  test('keyset pages through all rows in the server order', async () => {
+  test("a bad id or key from user input: the error says the server's words", async () => {
+    // XID12 parses a string id before Sequelize sends it (XidError)
+    const badId = await serverError(DB, "SELECT 'nope'::xid12");
+    for (const q of [() => Order.findAll({ where: { id: 'nope' } }), () => Order.findByPk('nope')]) {
+      await assert.rejects(q(), (e) => {
+        assert.equal(e.name, 'XidError');
+        assert.equal(e.message, `${badId.message}: ${badId.detail}`);
+        return true;
+      });
+    }
+    // RAPKEY checks keys that create writes (RapkeyError): the server's DETAIL; its message
+    // names the type where the server's names the domain's CHECK
+    const badKey = await serverError(DB, "SELECT 'ord.cn.1-0'::rapkey");
+    await assert.rejects(Order.create({ key: 'ord.cn.1-0', n: 1 }), (e) => {
+      assert.equal(e.name, 'RapkeyError');
+      assert.equal(e.message, `invalid input syntax for type rapkey: ${badKey.detail}`);
+      return true;
+    });
+    // a raw query's bound value is the server's to check: Sequelize's DatabaseError
+    await assert.rejects(s.query('SELECT n FROM orders WHERE id = $id', { bind: { id: 'nope' }, type: 'SELECT' }), (e) => {
+      assert.ok(e instanceof DatabaseError, e.constructor.name);
+      assert.equal(e.message, badId.message);
+      return true;
+    });
+  });
+
+  test(`${ROWS} rows read back as Xid; keyset pages (Sequelize has no cursor pagination): every row once`, async () => {
     const all = (await s.query('SELECT id::text AS id FROM orders ORDER BY id', { type: 'SELECT' })).map((r) => r.id);
+    assert.equal(all.length, ROWS);
+    const rows = await Order.findAll({ order: [['id', 'ASC']] });
+    assert.ok(rows.every((o) => o.id instanceof Xid && o.ref instanceof Xid));
+    assert.deepEqual(rows.map((o) => o.id.toString()), all);
+    const one = await Order.findOne({ where: { id: Xid.parse(all[2345]) } });
+    assert.equal(one.id.toString(), all[2345]);
+    assert.equal(one.key, rk.build('ord', 'cn', String(one.n)));
     const seen = [];
     let cursor = null;
     for (;;) {
       const where = cursor ? { id: { [Op.gt]: cursor } } : {};
-      const rows = await Order.findAll({ where, order: [['id', 'ASC']], limit: 77 });
+      const rows = await Order.findAll({ where, order: [['id', 'ASC']], limit: 1000 });
       if (rows.length === 0) break;
       seen.push(...rows.map((r) => r.id.toString()));
       cursor = rows.at(-1).id;

@@ -4,9 +4,11 @@
 # types and the typed example (tsc --noEmit), runs the unit tests (no server; they include the
 # shared vectors of tests/vectors). Given PG_IDGEN_HOST (a socket directory) and PG_IDGEN_PORT
 # of a running cluster with pg_idgen installed and preloaded, it also runs the server tests
-# (node-postgres, Postgres.js, Drizzle, Kysely, the Registry; they make their own databases)
-# and installs the package as a user would: npm pack, a fresh project installs the tarball and
-# runs examples/install-check.mjs against the server.
+# (node-postgres, Postgres.js, Drizzle, Kysely, TypeORM, Knex and Objection, Sequelize,
+# MikroORM, Prisma with its driver adapter (the client generated offline), the Registry; they
+# make their own databases) and installs the package as a user would: npm pack, a fresh
+# project installs the tarball, imports every entry point whose library it does not load at
+# import time, and runs examples/install-check.mjs against the server.
 #
 #   bash scripts/test_node.sh                                         # no server
 #   PG_IDGEN_HOST=/var/tmp/pg_idgen/test/sock PG_IDGEN_PORT=54398 bash scripts/test_node.sh
@@ -53,5 +55,12 @@ cp examples/install-check.mjs "$WORK/app/"
     npm install --no-audit --no-fund --loglevel=error "$TARBALL" "pg@$PG_VERSION" >/dev/null
     # the package brings no runtime dependency of its own: only pg and its dependencies
     [ ! -e node_modules/pg-idgen/node_modules ] || { echo "pg-idgen installed dependencies of its own" >&2; exit 1; }
+    # the entry points that import no library at run time load from the tarball (the others need
+    # theirs, which this project does not install)
+    node --input-type=module -e "
+        for (const e of ['pg-idgen', 'pg-idgen/pg', 'pg-idgen/typeorm']) {
+            const m = await import(e);
+            if (Object.keys(m).length === 0) throw new Error(e + ' exports nothing');
+        }"
     PGHOST=$PG_IDGEN_HOST PGPORT=$PG_IDGEN_PORT PGUSER=postgres PGDATABASE=node_install node install-check.mjs
 )

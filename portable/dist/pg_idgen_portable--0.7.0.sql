@@ -42,6 +42,24 @@ CREATE TABLE @extschema@.idgen_config (
     snowflake_epoch bigint NOT NULL DEFAULT 1288834974657
         CHECK (snowflake_epoch BETWEEN 0 AND 9223372036854775807 - 2199023255551)
 );
+-- A second row is folded into the one row: pg_dump dumps the row of the extension packaging
+-- (a configuration table) and its restore COPYs it into the row CREATE EXTENSION made.
+CREATE FUNCTION @extschema@.idgen_config_one_row() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    UPDATE @extschema@.idgen_config
+       SET machine_id = NEW.machine_id, worker_id = NEW.worker_id, snowflake_epoch = NEW.snowflake_epoch
+     WHERE only_row;
+    IF FOUND THEN
+        RETURN NULL;
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER idgen_config_one_row BEFORE INSERT ON @extschema@.idgen_config
+    FOR EACH ROW EXECUTE FUNCTION @extschema@.idgen_config_one_row();
 INSERT INTO @extschema@.idgen_config DEFAULT VALUES;
 COMMENT ON TABLE @extschema@.idgen_config IS 'pg_idgen portable: machine id, worker id, epoch (read once per session)';
 
@@ -175,16 +193,24 @@ $pg_idgen_install$;
 DO $pg_idgen_install$
 BEGIN
     EXECUTE replace($pg_idgen_src$
--- The clock-following sequences (xid12 and Snowflake), portable/README.md "Uniqueness".
+-- The clock-following sequences (xid12 and Snowflake), portable/README.md "Uniqueness" and
+-- "Security".
 --
--- Each generator has one sequence whose value carries (time << bits | counter). A call takes
--- nextval() while holding a SHARED advisory lock on (1885956452, the sequence's oid), and
--- releases it at once. When the value's time is behind the clock, the caller moves the
--- sequence forward with idgen_sequence_jump, which holds the same lock EXCLUSIVELY (tried, not
--- waited for: a busy lock means someone else is jumping or taking a value, and the value taken
--- is used as it is). Under the exclusive lock no nextval() runs, so reading last_value and
--- setval() to a larger target is atomic: the sequence never moves back, and nextval() never
--- returns a value twice.
+-- Each generator has one sequence whose value carries (time << bits | counter). Only the
+-- installing role has rights on it. Callers reach it through the generators, which are its
+-- gates: gen_xid12(), gen_xid12(timestamptz) and gen_snowflake() are SECURITY DEFINER, owned by
+-- the installing role, EXECUTE granted by it (never to PUBLIC). A gate takes
+-- nextval() while holding a SHARED advisory lock on (1885956452, the sequence's oid), releases
+-- it at once, and when the value's time is behind the clock moves the sequence forward with
+-- idgen_sequence_jump, which holds the same lock EXCLUSIVELY (tried, not waited for: a busy
+-- lock means someone else is jumping or taking a value, and the value taken is used as it is).
+-- Under the exclusive lock no nextval() runs, so reading last_value and setval() to a larger
+-- target is atomic: the sequence never moves back, and nextval() never returns a value twice.
+-- What a gate does to the sequence depends on nothing of the session (no setting, no argument):
+-- one nextval(), and a jump whose target is the clock. The session's cache (idgen_portable.*,
+-- which the caller can set) only shapes the id it returns to that caller.
+
+-- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
 CREATE FUNCTION @extschema@.idgen_sequence_jump(seq regclass, target bigint) RETURNS boolean
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
@@ -198,41 +224,53 @@ BEGIN
     -- subtransaction, on this rare path only); PL/pgSQL services a cancel between statements,
     -- never inside the assignment that takes it.
     BEGIN
-        locked := pg_try_advisory_lock(1885956452, seq::oid::integer);
+        locked := pg_catalog.pg_try_advisory_lock(1885956452, seq::pg_catalog.oid::integer);
         IF NOT locked THEN
             RETURN false;
         END IF;
-        EXECUTE format('SELECT last_value FROM %s', seq) INTO last;
+        EXECUTE pg_catalog.format('SELECT last_value FROM %s', seq) INTO last;
         IF target > last THEN
-            PERFORM setval(seq, target, false);
+            PERFORM pg_catalog.setval(seq, target, false);
         END IF;
-        locked := NOT pg_advisory_unlock(1885956452, seq::oid::integer);
+        locked := NOT pg_catalog.pg_advisory_unlock(1885956452, seq::pg_catalog.oid::integer);
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         IF locked THEN
-            PERFORM pg_advisory_unlock(1885956452, seq::oid::integer);
+            PERFORM pg_catalog.pg_advisory_unlock(1885956452, seq::pg_catalog.oid::integer);
         END IF;
         RAISE;
     END;
     RETURN true;
 END
 $$;
-COMMENT ON FUNCTION @extschema@.idgen_sequence_jump(regclass, bigint) IS 'moves a generator sequence forward to target, never back (false: busy, skipped)';
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_jump(regclass, bigint) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.idgen_sequence_jump(regclass, bigint) IS 'moves a generator sequence forward to target, never back (false: busy, skipped); called by the gates only';
 
--- Checked once per session before a generator takes its first lock: a nextval() or setval()
--- refused for lack of rights while holding the lock would leave it held.
-CREATE FUNCTION @extschema@.idgen_sequence_rights(seq regclass, what text) RETURNS void
+-- The shared lock, when its first try failed: someone holds it exclusively. A jump holds it
+-- for microseconds; but any role can take an advisory lock, so the wait is bounded
+-- (lock_timeout, for this function only) and a session that holds it longer is named in the
+-- error instead of blocking every generator for good.
+-- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
+CREATE FUNCTION @extschema@.idgen_sequence_wait(seq regclass) RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
+    SET lock_timeout = 2000
 AS $$
+DECLARE
+    holder integer;
 BEGIN
-    IF NOT has_sequence_privilege(seq, 'USAGE') OR NOT has_sequence_privilege(seq, 'UPDATE') THEN
-        RAISE EXCEPTION 'permission denied for sequence %', seq
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = format('%s() needs USAGE and UPDATE on %s.', what, seq),
-                  HINT = format('GRANT USAGE, UPDATE ON SEQUENCE %s TO %I;', seq, current_user);
-    END IF;
+    PERFORM pg_catalog.pg_advisory_lock_shared(1885956452, seq::pg_catalog.oid::integer);
+EXCEPTION WHEN lock_not_available THEN
+    SELECT l.pid INTO holder FROM pg_catalog.pg_locks l
+     WHERE l.locktype = 'advisory' AND l.mode = 'ExclusiveLock' AND l.granted
+       AND l.classid = 1885956452 AND l.objid = seq::pg_catalog.oid
+       AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database());
+    RAISE EXCEPTION 'could not take the generator lock of %: it is held exclusively by another session', seq
+        USING ERRCODE = 'lock_not_available',
+              DETAIL = pg_catalog.format('Advisory lock (1885956452, %s) is held by backend %s.', seq::pg_catalog.oid::integer, holder),
+              HINT = 'Only a generator''s jump takes it exclusively, for microseconds: end that session.';
 END
 $$;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_wait(regclass) FROM PUBLIC;
 $pg_idgen_src$, '@extschema@', quote_ident(current_setting('idgen_portable.install_schema')));
 END
 $pg_idgen_install$;
@@ -438,8 +476,7 @@ CREATE FUNCTION @extschema@.xid12_current_machine() RETURNS bytea
     LANGUAGE sql STABLE PARALLEL SAFE
 RETURN substr(int8send(@extschema@.idgen_config_get('machine')), 6, 3);
 
--- What gen_xid12 caches: machine << 16 | the low 16 bits of the backend's pid, after checking
--- that the caller may use the sequence.
+-- What gen_xid12 caches: machine << 16 | the low 16 bits of the backend's pid.
 CREATE FUNCTION @extschema@.idgen_xid12_ready() RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
@@ -447,7 +484,6 @@ AS $$
 DECLARE
     mp bigint;
 BEGIN
-    PERFORM @extschema@.idgen_sequence_rights('@extschema@.idgen_xid12_seq', 'gen_xid12');
     mp := (@extschema@.idgen_config_get('machine') << 16) | (pg_backend_pid() & 65535);
     PERFORM set_config('idgen_portable.xid12_mp', mp::text, false);
     RETURN mp;
@@ -458,12 +494,13 @@ $$;
 -- pid and the counter's top 8 bits) change once a second or every 65536 ids: the session keeps
 -- them with their key (value >> 16) in idgen_portable.xid12_key / xid12_head; the last 4
 -- characters (the counter's low 16 bits and 4 zero bits) are written out.
+-- The gate to the sequence (15_sequence.sql): SECURITY DEFINER, EXECUTE granted by the owner.
 CREATE FUNCTION @extschema@.gen_xid12() RETURNS @extschema@.xid12
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    mp bigint := nullif(current_setting('idgen_portable.xid12_mp', true), '')::bigint;
+    mp bigint := nullif(pg_catalog.current_setting('idgen_portable.xid12_mp', true), '')::bigint;
     v bigint;
     s bigint;
     head text;
@@ -471,71 +508,73 @@ BEGIN
     IF mp IS NULL THEN
         mp := @extschema@.idgen_xid12_ready();
     END IF;
-    IF NOT pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
-        PERFORM pg_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer);
+    IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq');
     END IF;
-    v := nextval('@extschema@.idgen_xid12_seq'::regclass);
-    IF NOT pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
+    v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
+    IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
         RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
     END IF;
-    s := floor(date_part('epoch', clock_timestamp()))::bigint;
+    s := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;
     IF (v >> 24) < s THEN
         IF @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq', s << 24) THEN
-            IF NOT pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
-                PERFORM pg_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer);
+            IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq');
             END IF;
-            v := nextval('@extschema@.idgen_xid12_seq'::regclass);
-            IF NOT pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
+            v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
+            IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
                 RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
             END IF;
         END IF;
     END IF;
-    IF (v >> 16) = nullif(current_setting('idgen_portable.xid12_key', true), '')::bigint THEN
-        head := current_setting('idgen_portable.xid12_head');
+    IF (v >> 16) = nullif(pg_catalog.current_setting('idgen_portable.xid12_key', true), '')::bigint THEN
+        head := pg_catalog.current_setting('idgen_portable.xid12_head');
     ELSE
         IF (v >> 24) > 4294967295 THEN
             RAISE EXCEPTION 'timestamp out of range for xid12: unix second % is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC', v >> 24
                 USING ERRCODE = 'datetime_field_overflow';
         END IF;
         -- 40 bits each: (second, machine's top 8), (machine's low 16, pid, counter's top 8).
-        head := encode(int8send(@extschema@.idgen_b32_lanes(((v >> 24) << 8) | (mp >> 32)))
-                       || int8send(@extschema@.idgen_b32_lanes(((mp & 4294967295) << 8) | ((v >> 16) & 255))),
+        head := pg_catalog.encode(pg_catalog.int8send(@extschema@.idgen_b32_lanes(((v >> 24) << 8) | (mp >> 32)))
+                       || pg_catalog.int8send(@extschema@.idgen_b32_lanes(((mp & 4294967295) << 8) | ((v >> 16) & 255))),
                        'escape');
-        PERFORM set_config('idgen_portable.xid12_head', head, false);
-        PERFORM set_config('idgen_portable.xid12_key', (v >> 16)::text, false);
+        PERFORM pg_catalog.set_config('idgen_portable.xid12_head', head, false);
+        PERFORM pg_catalog.set_config('idgen_portable.xid12_key', (v >> 16)::text, false);
     END IF;
-    RETURN head || substr('0123456789abcdefghijklmnopqrstuv', ((v >> 11) & 31)::integer + 1, 1)
-                || substr('0123456789abcdefghijklmnopqrstuv', ((v >> 6) & 31)::integer + 1, 1)
-                || substr('0123456789abcdefghijklmnopqrstuv', ((v >> 1) & 31)::integer + 1, 1)
+    RETURN head || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((v >> 11) & 31)::integer + 1, 1)
+                || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((v >> 6) & 31)::integer + 1, 1)
+                || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((v >> 1) & 31)::integer + 1, 1)
                 || CASE WHEN (v & 1) = 0 THEN '0' ELSE 'g' END;
 END
 $$;
+REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12() FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.gen_xid12() IS 'a new xid12, greater than every earlier one of this database''s sequence (so of this session)';
 
 -- An id of the given second (backfills): the counter is the sequence's low 24 bits, so ids of
 -- one second differ until 16777216 of them were taken. Not ordered with gen_xid12()'s ids.
 CREATE FUNCTION @extschema@.gen_xid12(ts timestamptz) RETURNS @extschema@.xid12
-    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     s bigint := @extschema@.xid12_seconds(ts);
-    mp bigint := nullif(current_setting('idgen_portable.xid12_mp', true), '')::bigint;
+    mp bigint := nullif(pg_catalog.current_setting('idgen_portable.xid12_mp', true), '')::bigint;
     v bigint;
 BEGIN
     IF mp IS NULL THEN
         mp := @extschema@.idgen_xid12_ready();
     END IF;
-    IF NOT pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
-        PERFORM pg_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer);
+    IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq');
     END IF;
-    v := nextval('@extschema@.idgen_xid12_seq'::regclass);
-    IF NOT pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
+    v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
+    IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
         RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
     END IF;
     RETURN @extschema@.xid12_encode((s << 24) | (mp >> 16), ((mp & 65535) << 24) | (v & 16777215));
 END
 $$;
+REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12(timestamptz) FROM PUBLIC;
 $pg_idgen_src$, '@extschema@', quote_ident(current_setting('idgen_portable.install_schema')));
 END
 $pg_idgen_install$;
@@ -839,8 +878,10 @@ CREATE TABLE @extschema@.rapkey_counter (
     last_value bigint NOT NULL CHECK (last_value > 0)
 );
 
+-- The gate to rapkey_counter (SECURITY DEFINER, EXECUTE granted by the owner): only the owner
+-- has rights on the table, so no caller can move a counter back.
 CREATE FUNCTION @extschema@.rapkey_next(prefix text) RETURNS @extschema@.rapkey
-    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -850,10 +891,11 @@ BEGIN
     INSERT INTO @extschema@.rapkey_counter AS c (prefix, last_value) VALUES (p, 1)
     ON CONFLICT ON CONSTRAINT rapkey_counter_pkey DO UPDATE SET last_value = c.last_value + 1
     RETURNING c.last_value INTO n;
-    RETURN @extschema@.rapkey_build(split_part(p, '.', 1),
-        VARIADIC (string_to_array(p, '.'))[2:] || n::text);
+    RETURN @extschema@.rapkey_build(pg_catalog.split_part(p, '.', 1),
+        VARIADIC (pg_catalog.string_to_array(p, '.'))[2:] || n::text);
 END
 $$;
+REVOKE EXECUTE ON FUNCTION @extschema@.rapkey_next(text) FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.rapkey_next(text) IS 'the next key under a prefix: prefix.N-c, N counting from 1 per prefix';
 $pg_idgen_src$, '@extschema@', quote_ident(current_setting('idgen_portable.install_schema')));
 END
@@ -870,8 +912,7 @@ BEGIN
 -- it does not depend on the epoch: portable/README.md "Uniqueness".
 CREATE SEQUENCE @extschema@.idgen_snowflake_seq AS bigint MINVALUE 0 START 0 NO CYCLE CACHE 1;
 
--- What gen_snowflake caches: worker << 12, after checking that the worker id is set and that
--- the caller may use the sequence.
+-- What gen_snowflake caches: worker << 12, after checking that the worker id is set.
 CREATE FUNCTION @extschema@.idgen_snowflake_ready() RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
@@ -886,7 +927,6 @@ BEGIN
                   HINT = 'Give this database a worker id (0 .. 1023) unique among the databases whose snowflake ids meet, e.g. UPDATE '
                          || '@extschema@.idgen_config SET worker_id = 1; (sessions read it when they start).';
     END IF;
-    PERFORM @extschema@.idgen_sequence_rights('@extschema@.idgen_snowflake_seq', 'gen_snowflake');
     PERFORM @extschema@.idgen_config_get('sf_epoch');
     PERFORM set_config('idgen_portable.sf_worker', (worker::bigint << 12)::text, false);
     RETURN worker::bigint << 12;
@@ -894,12 +934,13 @@ END
 $$;
 
 -- Hot path: simple PL/pgSQL expressions only.
+-- The gate to the sequence (15_sequence.sql): SECURITY DEFINER, EXECUTE granted by the owner.
 CREATE FUNCTION @extschema@.gen_snowflake() RETURNS bigint
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    w bigint := nullif(current_setting('idgen_portable.sf_worker', true), '')::bigint;
+    w bigint := nullif(pg_catalog.current_setting('idgen_portable.sf_worker', true), '')::bigint;
     e bigint;
     v bigint;
     ms bigint;
@@ -907,22 +948,22 @@ BEGIN
     IF w IS NULL THEN
         w := @extschema@.idgen_snowflake_ready();
     END IF;
-    e := current_setting('idgen_portable.sf_epoch')::bigint;
-    IF NOT pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer) THEN
-        PERFORM pg_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer);
+    e := pg_catalog.current_setting('idgen_portable.sf_epoch')::bigint;
+    IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq');
     END IF;
-    v := nextval('@extschema@.idgen_snowflake_seq'::regclass);
-    IF NOT pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer) THEN
+    v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
+    IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
         RAISE EXCEPTION 'gen_snowflake lost its advisory lock';
     END IF;
-    ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint;
+    ms := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
     IF (v >> 12) < ms THEN
         IF @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq', ms << 12) THEN
-            IF NOT pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer) THEN
-                PERFORM pg_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer);
+            IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq');
             END IF;
-            v := nextval('@extschema@.idgen_snowflake_seq'::regclass);
-            IF NOT pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer) THEN
+            v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
+            IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
                 RAISE EXCEPTION 'gen_snowflake lost its advisory lock';
             END IF;
         END IF;
@@ -938,6 +979,7 @@ BEGIN
     RETURN (ms << 22) | w | (v & 4095);
 END
 $$;
+REVOKE EXECUTE ON FUNCTION @extschema@.gen_snowflake() FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.gen_snowflake() IS 'a new snowflake id, unique and increasing within the database';
 
 -- Decoders ------------------------------------------------------------------------------------
@@ -998,9 +1040,10 @@ $pg_idgen_install$;
 
 DO $pg_idgen_install$
 BEGIN
-    EXECUTE format($v$CREATE FUNCTION %I.idgen_portable_version() RETURNS text
-        LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN '0.7.0'$v$,
-        current_setting('idgen_portable.install_schema'));
+    EXECUTE replace($pg_idgen_src$
+CREATE FUNCTION @extschema@.idgen_portable_version() RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN '0.7.0';
+$pg_idgen_src$, '@extschema@', quote_ident(current_setting('idgen_portable.install_schema')));
 END
 $pg_idgen_install$;
 COMMIT;

@@ -11,6 +11,24 @@ CREATE TABLE @extschema@.idgen_config (
     snowflake_epoch bigint NOT NULL DEFAULT 1288834974657
         CHECK (snowflake_epoch BETWEEN 0 AND 9223372036854775807 - 2199023255551)
 );
+-- A second row is folded into the one row: pg_dump dumps the row of the extension packaging
+-- (a configuration table) and its restore COPYs it into the row CREATE EXTENSION made.
+CREATE FUNCTION @extschema@.idgen_config_one_row() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    UPDATE @extschema@.idgen_config
+       SET machine_id = NEW.machine_id, worker_id = NEW.worker_id, snowflake_epoch = NEW.snowflake_epoch
+     WHERE only_row;
+    IF FOUND THEN
+        RETURN NULL;
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER idgen_config_one_row BEFORE INSERT ON @extschema@.idgen_config
+    FOR EACH ROW EXECUTE FUNCTION @extschema@.idgen_config_one_row();
 INSERT INTO @extschema@.idgen_config DEFAULT VALUES;
 COMMENT ON TABLE @extschema@.idgen_config IS 'pg_idgen portable: machine id, worker id, epoch (read once per session)';
 

@@ -1,13 +1,21 @@
--- The clock-following sequences (xid12 and Snowflake), portable/README.md "Uniqueness".
+-- The clock-following sequences (xid12 and Snowflake), portable/README.md "Uniqueness" and
+-- "Security".
 --
--- Each generator has one sequence whose value carries (time << bits | counter). A call takes
--- nextval() while holding a SHARED advisory lock on (1885956452, the sequence's oid), and
--- releases it at once. When the value's time is behind the clock, the caller moves the
--- sequence forward with idgen_sequence_jump, which holds the same lock EXCLUSIVELY (tried, not
--- waited for: a busy lock means someone else is jumping or taking a value, and the value taken
--- is used as it is). Under the exclusive lock no nextval() runs, so reading last_value and
--- setval() to a larger target is atomic: the sequence never moves back, and nextval() never
--- returns a value twice.
+-- Each generator has one sequence whose value carries (time << bits | counter). Only the
+-- installing role has rights on it. Callers reach it through the generators, which are its
+-- gates: gen_xid12(), gen_xid12(timestamptz) and gen_snowflake() are SECURITY DEFINER, owned by
+-- the installing role, EXECUTE granted by it (never to PUBLIC). A gate takes
+-- nextval() while holding a SHARED advisory lock on (1885956452, the sequence's oid), releases
+-- it at once, and when the value's time is behind the clock moves the sequence forward with
+-- idgen_sequence_jump, which holds the same lock EXCLUSIVELY (tried, not waited for: a busy
+-- lock means someone else is jumping or taking a value, and the value taken is used as it is).
+-- Under the exclusive lock no nextval() runs, so reading last_value and setval() to a larger
+-- target is atomic: the sequence never moves back, and nextval() never returns a value twice.
+-- What a gate does to the sequence depends on nothing of the session (no setting, no argument):
+-- one nextval(), and a jump whose target is the clock. The session's cache (idgen_portable.*,
+-- which the caller can set) only shapes the id it returns to that caller.
+
+-- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
 CREATE FUNCTION @extschema@.idgen_sequence_jump(seq regclass, target bigint) RETURNS boolean
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
@@ -21,38 +29,50 @@ BEGIN
     -- subtransaction, on this rare path only); PL/pgSQL services a cancel between statements,
     -- never inside the assignment that takes it.
     BEGIN
-        locked := pg_try_advisory_lock(1885956452, seq::oid::integer);
+        locked := pg_catalog.pg_try_advisory_lock(1885956452, seq::pg_catalog.oid::integer);
         IF NOT locked THEN
             RETURN false;
         END IF;
-        EXECUTE format('SELECT last_value FROM %s', seq) INTO last;
+        EXECUTE pg_catalog.format('SELECT last_value FROM %s', seq) INTO last;
         IF target > last THEN
-            PERFORM setval(seq, target, false);
+            PERFORM pg_catalog.setval(seq, target, false);
         END IF;
-        locked := NOT pg_advisory_unlock(1885956452, seq::oid::integer);
+        locked := NOT pg_catalog.pg_advisory_unlock(1885956452, seq::pg_catalog.oid::integer);
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         IF locked THEN
-            PERFORM pg_advisory_unlock(1885956452, seq::oid::integer);
+            PERFORM pg_catalog.pg_advisory_unlock(1885956452, seq::pg_catalog.oid::integer);
         END IF;
         RAISE;
     END;
     RETURN true;
 END
 $$;
-COMMENT ON FUNCTION @extschema@.idgen_sequence_jump(regclass, bigint) IS 'moves a generator sequence forward to target, never back (false: busy, skipped)';
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_jump(regclass, bigint) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.idgen_sequence_jump(regclass, bigint) IS 'moves a generator sequence forward to target, never back (false: busy, skipped); called by the gates only';
 
--- Checked once per session before a generator takes its first lock: a nextval() or setval()
--- refused for lack of rights while holding the lock would leave it held.
-CREATE FUNCTION @extschema@.idgen_sequence_rights(seq regclass, what text) RETURNS void
+-- The shared lock, when its first try failed: someone holds it exclusively. A jump holds it
+-- for microseconds; but any role can take an advisory lock, so the wait is bounded
+-- (lock_timeout, for this function only) and a session that holds it longer is named in the
+-- error instead of blocking every generator for good.
+-- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
+CREATE FUNCTION @extschema@.idgen_sequence_wait(seq regclass) RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
+    SET lock_timeout = 2000
 AS $$
+DECLARE
+    holder integer;
 BEGIN
-    IF NOT has_sequence_privilege(seq, 'USAGE') OR NOT has_sequence_privilege(seq, 'UPDATE') THEN
-        RAISE EXCEPTION 'permission denied for sequence %', seq
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = format('%s() needs USAGE and UPDATE on %s.', what, seq),
-                  HINT = format('GRANT USAGE, UPDATE ON SEQUENCE %s TO %I;', seq, current_user);
-    END IF;
+    PERFORM pg_catalog.pg_advisory_lock_shared(1885956452, seq::pg_catalog.oid::integer);
+EXCEPTION WHEN lock_not_available THEN
+    SELECT l.pid INTO holder FROM pg_catalog.pg_locks l
+     WHERE l.locktype = 'advisory' AND l.mode = 'ExclusiveLock' AND l.granted
+       AND l.classid = 1885956452 AND l.objid = seq::pg_catalog.oid
+       AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database());
+    RAISE EXCEPTION 'could not take the generator lock of %: it is held exclusively by another session', seq
+        USING ERRCODE = 'lock_not_available',
+              DETAIL = pg_catalog.format('Advisory lock (1885956452, %s) is held by backend %s.', seq::pg_catalog.oid::integer, holder),
+              HINT = 'Only a generator''s jump takes it exclusively, for microseconds: end that session.';
 END
 $$;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_wait(regclass) FROM PUBLIC;

@@ -195,8 +195,7 @@ CREATE FUNCTION @extschema@.xid12_current_machine() RETURNS bytea
     LANGUAGE sql STABLE PARALLEL SAFE
 RETURN substr(int8send(@extschema@.idgen_config_get('machine')), 6, 3);
 
--- What gen_xid12 caches: machine << 16 | the low 16 bits of the backend's pid, after checking
--- that the caller may use the sequence.
+-- What gen_xid12 caches: machine << 16 | the low 16 bits of the backend's pid.
 CREATE FUNCTION @extschema@.idgen_xid12_ready() RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
@@ -204,7 +203,6 @@ AS $$
 DECLARE
     mp bigint;
 BEGIN
-    PERFORM @extschema@.idgen_sequence_rights('@extschema@.idgen_xid12_seq', 'gen_xid12');
     mp := (@extschema@.idgen_config_get('machine') << 16) | (pg_backend_pid() & 65535);
     PERFORM set_config('idgen_portable.xid12_mp', mp::text, false);
     RETURN mp;
@@ -215,12 +213,13 @@ $$;
 -- pid and the counter's top 8 bits) change once a second or every 65536 ids: the session keeps
 -- them with their key (value >> 16) in idgen_portable.xid12_key / xid12_head; the last 4
 -- characters (the counter's low 16 bits and 4 zero bits) are written out.
+-- The gate to the sequence (15_sequence.sql): SECURITY DEFINER, EXECUTE granted by the owner.
 CREATE FUNCTION @extschema@.gen_xid12() RETURNS @extschema@.xid12
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    mp bigint := nullif(current_setting('idgen_portable.xid12_mp', true), '')::bigint;
+    mp bigint := nullif(pg_catalog.current_setting('idgen_portable.xid12_mp', true), '')::bigint;
     v bigint;
     s bigint;
     head text;
@@ -228,68 +227,70 @@ BEGIN
     IF mp IS NULL THEN
         mp := @extschema@.idgen_xid12_ready();
     END IF;
-    IF NOT pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
-        PERFORM pg_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer);
+    IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq');
     END IF;
-    v := nextval('@extschema@.idgen_xid12_seq'::regclass);
-    IF NOT pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
+    v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
+    IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
         RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
     END IF;
-    s := floor(date_part('epoch', clock_timestamp()))::bigint;
+    s := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;
     IF (v >> 24) < s THEN
         IF @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq', s << 24) THEN
-            IF NOT pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
-                PERFORM pg_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer);
+            IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq');
             END IF;
-            v := nextval('@extschema@.idgen_xid12_seq'::regclass);
-            IF NOT pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
+            v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
+            IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
                 RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
             END IF;
         END IF;
     END IF;
-    IF (v >> 16) = nullif(current_setting('idgen_portable.xid12_key', true), '')::bigint THEN
-        head := current_setting('idgen_portable.xid12_head');
+    IF (v >> 16) = nullif(pg_catalog.current_setting('idgen_portable.xid12_key', true), '')::bigint THEN
+        head := pg_catalog.current_setting('idgen_portable.xid12_head');
     ELSE
         IF (v >> 24) > 4294967295 THEN
             RAISE EXCEPTION 'timestamp out of range for xid12: unix second % is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC', v >> 24
                 USING ERRCODE = 'datetime_field_overflow';
         END IF;
         -- 40 bits each: (second, machine's top 8), (machine's low 16, pid, counter's top 8).
-        head := encode(int8send(@extschema@.idgen_b32_lanes(((v >> 24) << 8) | (mp >> 32)))
-                       || int8send(@extschema@.idgen_b32_lanes(((mp & 4294967295) << 8) | ((v >> 16) & 255))),
+        head := pg_catalog.encode(pg_catalog.int8send(@extschema@.idgen_b32_lanes(((v >> 24) << 8) | (mp >> 32)))
+                       || pg_catalog.int8send(@extschema@.idgen_b32_lanes(((mp & 4294967295) << 8) | ((v >> 16) & 255))),
                        'escape');
-        PERFORM set_config('idgen_portable.xid12_head', head, false);
-        PERFORM set_config('idgen_portable.xid12_key', (v >> 16)::text, false);
+        PERFORM pg_catalog.set_config('idgen_portable.xid12_head', head, false);
+        PERFORM pg_catalog.set_config('idgen_portable.xid12_key', (v >> 16)::text, false);
     END IF;
-    RETURN head || substr('0123456789abcdefghijklmnopqrstuv', ((v >> 11) & 31)::integer + 1, 1)
-                || substr('0123456789abcdefghijklmnopqrstuv', ((v >> 6) & 31)::integer + 1, 1)
-                || substr('0123456789abcdefghijklmnopqrstuv', ((v >> 1) & 31)::integer + 1, 1)
+    RETURN head || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((v >> 11) & 31)::integer + 1, 1)
+                || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((v >> 6) & 31)::integer + 1, 1)
+                || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((v >> 1) & 31)::integer + 1, 1)
                 || CASE WHEN (v & 1) = 0 THEN '0' ELSE 'g' END;
 END
 $$;
+REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12() FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.gen_xid12() IS 'a new xid12, greater than every earlier one of this database''s sequence (so of this session)';
 
 -- An id of the given second (backfills): the counter is the sequence's low 24 bits, so ids of
 -- one second differ until 16777216 of them were taken. Not ordered with gen_xid12()'s ids.
 CREATE FUNCTION @extschema@.gen_xid12(ts timestamptz) RETURNS @extschema@.xid12
-    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     s bigint := @extschema@.xid12_seconds(ts);
-    mp bigint := nullif(current_setting('idgen_portable.xid12_mp', true), '')::bigint;
+    mp bigint := nullif(pg_catalog.current_setting('idgen_portable.xid12_mp', true), '')::bigint;
     v bigint;
 BEGIN
     IF mp IS NULL THEN
         mp := @extschema@.idgen_xid12_ready();
     END IF;
-    IF NOT pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
-        PERFORM pg_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer);
+    IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq');
     END IF;
-    v := nextval('@extschema@.idgen_xid12_seq'::regclass);
-    IF NOT pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::regclass::oid::integer) THEN
+    v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
+    IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
         RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
     END IF;
     RETURN @extschema@.xid12_encode((s << 24) | (mp >> 16), ((mp & 65535) << 24) | (v & 16777215));
 END
 $$;
+REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12(timestamptz) FROM PUBLIC;

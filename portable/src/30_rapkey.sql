@@ -293,8 +293,10 @@ CREATE TABLE @extschema@.rapkey_counter (
     last_value bigint NOT NULL CHECK (last_value > 0)
 );
 
+-- The gate to rapkey_counter (SECURITY DEFINER, EXECUTE granted by the owner): only the owner
+-- has rights on the table, so no caller can move a counter back.
 CREATE FUNCTION @extschema@.rapkey_next(prefix text) RETURNS @extschema@.rapkey
-    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -304,8 +306,9 @@ BEGIN
     INSERT INTO @extschema@.rapkey_counter AS c (prefix, last_value) VALUES (p, 1)
     ON CONFLICT ON CONSTRAINT rapkey_counter_pkey DO UPDATE SET last_value = c.last_value + 1
     RETURNING c.last_value INTO n;
-    RETURN @extschema@.rapkey_build(split_part(p, '.', 1),
-        VARIADIC (string_to_array(p, '.'))[2:] || n::text);
+    RETURN @extschema@.rapkey_build(pg_catalog.split_part(p, '.', 1),
+        VARIADIC (pg_catalog.string_to_array(p, '.'))[2:] || n::text);
 END
 $$;
+REVOKE EXECUTE ON FUNCTION @extschema@.rapkey_next(text) FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.rapkey_next(text) IS 'the next key under a prefix: prefix.N-c, N counting from 1 per prefix';

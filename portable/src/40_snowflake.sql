@@ -5,8 +5,7 @@
 -- it does not depend on the epoch: portable/README.md "Uniqueness".
 CREATE SEQUENCE @extschema@.idgen_snowflake_seq AS bigint MINVALUE 0 START 0 NO CYCLE CACHE 1;
 
--- What gen_snowflake caches: worker << 12, after checking that the worker id is set and that
--- the caller may use the sequence.
+-- What gen_snowflake caches: worker << 12, after checking that the worker id is set.
 CREATE FUNCTION @extschema@.idgen_snowflake_ready() RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
@@ -21,7 +20,6 @@ BEGIN
                   HINT = 'Give this database a worker id (0 .. 1023) unique among the databases whose snowflake ids meet, e.g. UPDATE '
                          || '@extschema@.idgen_config SET worker_id = 1; (sessions read it when they start).';
     END IF;
-    PERFORM @extschema@.idgen_sequence_rights('@extschema@.idgen_snowflake_seq', 'gen_snowflake');
     PERFORM @extschema@.idgen_config_get('sf_epoch');
     PERFORM set_config('idgen_portable.sf_worker', (worker::bigint << 12)::text, false);
     RETURN worker::bigint << 12;
@@ -29,12 +27,13 @@ END
 $$;
 
 -- Hot path: simple PL/pgSQL expressions only.
+-- The gate to the sequence (15_sequence.sql): SECURITY DEFINER, EXECUTE granted by the owner.
 CREATE FUNCTION @extschema@.gen_snowflake() RETURNS bigint
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    w bigint := nullif(current_setting('idgen_portable.sf_worker', true), '')::bigint;
+    w bigint := nullif(pg_catalog.current_setting('idgen_portable.sf_worker', true), '')::bigint;
     e bigint;
     v bigint;
     ms bigint;
@@ -42,22 +41,22 @@ BEGIN
     IF w IS NULL THEN
         w := @extschema@.idgen_snowflake_ready();
     END IF;
-    e := current_setting('idgen_portable.sf_epoch')::bigint;
-    IF NOT pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer) THEN
-        PERFORM pg_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer);
+    e := pg_catalog.current_setting('idgen_portable.sf_epoch')::bigint;
+    IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq');
     END IF;
-    v := nextval('@extschema@.idgen_snowflake_seq'::regclass);
-    IF NOT pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer) THEN
+    v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
+    IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
         RAISE EXCEPTION 'gen_snowflake lost its advisory lock';
     END IF;
-    ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint;
+    ms := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
     IF (v >> 12) < ms THEN
         IF @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq', ms << 12) THEN
-            IF NOT pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer) THEN
-                PERFORM pg_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer);
+            IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq');
             END IF;
-            v := nextval('@extschema@.idgen_snowflake_seq'::regclass);
-            IF NOT pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::regclass::oid::integer) THEN
+            v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
+            IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
                 RAISE EXCEPTION 'gen_snowflake lost its advisory lock';
             END IF;
         END IF;
@@ -73,6 +72,7 @@ BEGIN
     RETURN (ms << 22) | w | (v & 4095);
 END
 $$;
+REVOKE EXECUTE ON FUNCTION @extschema@.gen_snowflake() FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.gen_snowflake() IS 'a new snowflake id, unique and increasing within the database';
 
 -- Decoders ------------------------------------------------------------------------------------

@@ -5,9 +5,10 @@
 # Checks that portable/dist matches portable/src (build.py --check), starts a cluster, creates
 # a role that owns one database and has no other rights (NOSUPERUSER NOCREATEROLE NOCREATEDB),
 # installs the plain script as that role, and runs tests/portable/test_portable.py: the shared
-# vectors, native comparisons, COPY compatibility with the native type, concurrency (8 sessions
-# x 50000 ids of each generator; PORTABLE_SESSIONS and PORTABLE_PER_SESSION scale it) and a
-# timing line. When the native extension is installed in that PostgreSQL it is preloaded and
+# vectors, native comparisons, the security model (a writer role and a role without rights),
+# COPY compatibility with the native type, concurrency (8 sessions x 50000 ids of each
+# generator, as the writer; PORTABLE_SESSIONS and PORTABLE_PER_SESSION scale it) and a timing
+# line. When the native extension is installed in that PostgreSQL it is preloaded and
 # created in a second database of the cluster for the comparisons; otherwise they are skipped.
 #
 # It installs nothing into PostgreSQL and uses its own cluster directory and port, so it does
@@ -38,6 +39,7 @@ start_cluster portable "$PORT" "$([ $NATIVE = yes ] && echo preload || echo plai
 SOCK=$(socket_dir portable)
 psql_at portable "$PORT" postgres \
     -c "CREATE ROLE idgen_owner LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
+    -c "CREATE ROLE idgen_writer LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
     -c "CREATE ROLE idgen_other LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
     -c "CREATE DATABASE app OWNER idgen_owner"
 as_owner() { "$BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U idgen_owner -d app "$@"; }
@@ -48,7 +50,6 @@ grep -q "give the schema to install into" <<<"$out" || die "the script ran witho
 as_owner -v schema=idgen -f "$SCRIPT"
 as_owner -tAc "SELECT 'installed pg_idgen portable ' || idgen.idgen_portable_version() || ' into schema idgen as ' || current_user
                || ' (superuser: ' || (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) || ')'"
-as_owner -c "GRANT USAGE ON SCHEMA idgen TO idgen_other" -c "GRANT SELECT ON idgen.idgen_config TO idgen_other"
 
 NATIVE_DSN=()
 if [ $NATIVE = yes ]; then
@@ -60,6 +61,7 @@ fi
 say "tests/portable/test_portable.py"
 start=$(date +%s)
 PORTABLE_OTHER_DSN="host=$SOCK port=$PORT user=idgen_other dbname=app options='-c search_path='" \
+    PORTABLE_WRITER_DSN="host=$SOCK port=$PORT user=idgen_writer dbname=app options='-c search_path='" \
     "$PY" "$ROOT/tests/portable/test_portable.py" \
     "host=$SOCK port=$PORT user=idgen_owner dbname=app options='-c search_path='" "${NATIVE_DSN[@]}"
 say "portable edition on PostgreSQL $PG_MAJOR: passed ($(($(date +%s) - start)) s of tests)"

@@ -1,12 +1,17 @@
-"""pg_idgen portable edition against the shared vectors, the native extension, and itself
-under concurrency. Run by tests/portable/run.sh, which starts the cluster:
+"""pg_idgen portable edition against the shared vectors, the native extension, its security
+model, and itself under concurrency. Run by tests/portable/run.sh (the plain script) and
+tests/portable/run_tle.sh (the pg_tle packaging), which start the cluster:
 
     python test_portable.py PORTABLE_DSN [NATIVE_DSN]
 
-PORTABLE_DSN: a database where the plain script was installed into schema idgen by a role
-that owns the database and nothing more (the tests connect as that role, with an empty
-search_path). NATIVE_DSN: a database of the same cluster with CREATE EXTENSION pg_idgen, or
-absent (the native comparisons are then skipped, and said so).
+PORTABLE_DSN: a database where the edition was installed into schema idgen by a role that owns
+the database and nothing more (the tests connect as that role, with an empty search_path).
+NATIVE_DSN: a database of the same cluster with CREATE EXTENSION pg_idgen, or absent (the
+native comparisons are then skipped, and said so).
+PORTABLE_WRITER_DSN, PORTABLE_OTHER_DSN: the same database as two roles with no rights of their
+own; the tests grant the writer what portable/README.md tells an owner to grant a role that
+generates ids (and CREATE on the database, to plant objects as a hostile writer would), and the
+other role only USAGE on the schema. Concurrency runs as the writer.
 """
 
 import json
@@ -303,17 +308,26 @@ def generators(p, n, dsn):
         " abs(extract(epoch FROM idgen.snowflake_time(id) - clock_timestamp())) < 5 FROM g"
     ).fetchone()
     check(row[1] == 378 and row[2], f"gen_snowflake fields: {row}")
-    # A role with no rights on the sequences is refused before any lock is taken (a refused
-    # nextval() under the shared lock would leave the lock held).
+    # A role that was not granted EXECUTE on the generators is refused by PostgreSQL before the
+    # generator runs, so no lock is taken.
     other = os.environ.get("PORTABLE_OTHER_DSN")
     if other:
         with connect(other) as o:
-            for f in ("gen_xid12", "gen_snowflake"):
-                got = outcome(o, f"SELECT idgen.{f}()")
+            for f in (
+                "gen_xid12()",
+                "gen_snowflake()",
+                "gen_xid12(now())",
+                "rapkey_next('ord')",
+            ):
+                got = outcome(o, f"SELECT idgen.{f}")
                 check(
-                    got[:2] == ("error", "42501")
-                    and "GRANT USAGE, UPDATE" not in (got[3] or "x"),
-                    f"{f} without rights: {got}",
+                    got[:3]
+                    == (
+                        "error",
+                        "42501",
+                        f"permission denied for function {f.split('(')[0]}",
+                    ),
+                    f"{f} without EXECUTE: {got}",
                 )
             held = o.execute(
                 "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
@@ -341,6 +355,189 @@ def generators(p, n, dsn):
     check(
         p.execute("SHOW search_path").fetchone()[0] in ('""', ""),
         "search_path is empty",
+    )
+
+
+WRITER_GRANTS = [
+    "GRANT USAGE ON SCHEMA idgen TO {r}",
+    "GRANT SELECT ON idgen.idgen_config TO {r}",
+    "GRANT EXECUTE ON FUNCTION idgen.gen_xid12(), idgen.gen_xid12(timestamptz), idgen.gen_snowflake(),"
+    " idgen.rapkey_next(text) TO {r}",
+]
+
+# Objects a hostile writer plants in a schema first on its search_path, named as what the
+# edition's generators call: were one resolved, it would run (as the function's owner, in a
+# SECURITY DEFINER gate) and raise.
+PLANTED_FUNCTIONS = [
+    ("nextval", "regclass", "bigint"),
+    ("setval", "regclass, bigint, boolean", "bigint"),
+    ("pg_try_advisory_lock_shared", "integer, integer", "boolean"),
+    ("pg_advisory_unlock_shared", "integer, integer", "boolean"),
+    ("pg_try_advisory_lock", "integer, integer", "boolean"),
+    ("clock_timestamp", "", "timestamptz"),
+    ("date_part", "text, timestamptz", "double precision"),
+    ("floor", "double precision", "double precision"),
+    ("current_setting", "text", "text"),
+    ("current_setting", "text, boolean", "text"),
+    ("set_config", "text, text, boolean", "text"),
+    ("encode", "bytea, text", "text"),
+    ("int8send", "bigint", "bytea"),
+    ("substr", "text, integer, integer", "text"),
+    ("split_part", "text, text, integer", "text"),
+    ("string_to_array", "text, text", "text[]"),
+    ("format", "text, regclass", "text"),
+    ("md5", "text", "text"),
+    ("btrim", "text, text", "text"),
+    ("translate", "text, text, text", "text"),
+]
+PLANTED_OPERATORS = [
+    (">>", "bigint", "integer", "bigint"),
+    ("<", "bigint", "bigint", "boolean"),
+    ("=", "bigint", "bigint", "boolean"),
+    ("||", "text", "text", "text"),
+    ("&", "bigint", "bigint", "bigint"),
+    ("|", "bigint", "bigint", "bigint"),
+]
+
+
+def security(p, writer_dsn):
+    """The trust rule: a writer (EXECUTE on the generators, nothing else) gets ids, cannot move
+    the shared state (sequences, counters, configuration) and runs no object of its own inside
+    the edition's functions; a forged session cache changes only its own ids."""
+    w = connect(writer_dsn)
+    refused = [
+        "SELECT setval('idgen.idgen_xid12_seq', 1)",
+        "SELECT setval('idgen.idgen_snowflake_seq', 1)",
+        "SELECT nextval('idgen.idgen_xid12_seq')",
+        "SELECT nextval('idgen.idgen_snowflake_seq')",
+        "SELECT last_value FROM idgen.idgen_xid12_seq",
+        "SELECT idgen.idgen_sequence_jump('idgen.idgen_xid12_seq', 1)",
+        "SELECT idgen.idgen_sequence_wait('idgen.idgen_xid12_seq')",
+        "UPDATE idgen.rapkey_counter SET last_value = 1",
+        "INSERT INTO idgen.rapkey_counter VALUES ('sec', 1)",
+        "UPDATE idgen.idgen_config SET worker_id = 1",
+        "ALTER SEQUENCE idgen.idgen_xid12_seq RESTART",
+    ]
+    for sql in refused:
+        got = outcome(w, sql)
+        check(got[:2] == ("error", "42501"), f"writer: {sql}: {got}")
+    # The writer's ids: every generator works.
+    row = w.execute(
+        "SELECT idgen.gen_xid12()::text, idgen.gen_xid12(now())::text, idgen.gen_snowflake(),"
+        " idgen.rapkey_next('sec.w')::text, idgen.xid12_current_machine() IS NOT NULL"
+    ).fetchone()
+    check(all(row) and row[3] == "sec.w.1-" + row[3][-1], f"writer's generators: {row}")
+
+    # Planted objects, first on the writer's search_path (pg_catalog named after them, so that
+    # they win wherever the caller's path decides).
+    w.execute("CREATE SCHEMA hostile")
+    w.execute("GRANT USAGE ON SCHEMA hostile TO PUBLIC")  # or the owner would skip it
+    for name, args, ret in PLANTED_FUNCTIONS:
+        w.execute(
+            f"CREATE FUNCTION hostile.{name}({args}) RETURNS {ret} LANGUAGE plpgsql AS $b$"
+            f" BEGIN RAISE EXCEPTION 'planted hostile.{name} ran as %', current_user; END $b$"
+        )
+    for op, left, right, ret in PLANTED_OPERATORS:
+        fn = "planted_op_" + str(abs(hash((op, left, right))))
+        w.execute(
+            f"CREATE FUNCTION hostile.{fn}(a {left}, b {right}) RETURNS {ret} LANGUAGE plpgsql AS $b$"
+            f" BEGIN RAISE EXCEPTION 'planted operator {op} ran as %', current_user; END $b$"
+        )
+        w.execute(
+            f"CREATE OPERATOR hostile.{op} (LEFTARG = {left}, RIGHTARG = {right}, FUNCTION = hostile.{fn})"
+        )
+    w.execute("SET search_path = hostile, pg_catalog, pg_temp")
+    bait = outcome(w, "SELECT 1::bigint >> 1")
+    check(
+        bait[:2] == ("error", "P0001") and "planted" in bait[2],
+        f"the planted operator is live: {bait}",
+    )
+    # A fresh session cache: the first calls read the configuration too.
+    w.execute("RESET ALL")
+    w.execute("SET search_path = hostile, pg_catalog, pg_temp")
+    for f in (
+        "gen_xid12()",
+        "gen_xid12(pg_catalog.now())",
+        "gen_snowflake()",
+        "rapkey_next('sec.h')",
+        "xid12_current_machine()",
+        "snowflake_time(1)",
+        "to_xid12('9M4E2MR0UI3E8A215N4G')",
+        "rapkey_check_char('sec.h.1')",
+    ):
+        got = [outcome(w, f"SELECT idgen.{f}") for _ in range(3)]
+        check(
+            all(g[0] == "ok" for g in got), f"planted objects and idgen.{f}: {got[0]}"
+        )
+    w.execute("SET search_path = pg_catalog")
+    w.execute("DROP SCHEMA hostile CASCADE")
+
+    # A forged session cache (any role may set idgen_portable.*) shapes only the caller's ids:
+    # the sequences move by the calls made, toward the clock, never elsewhere.
+    before = p.execute(
+        "SELECT (SELECT last_value FROM idgen.idgen_snowflake_seq), (SELECT last_value FROM idgen.idgen_xid12_seq)"
+    ).fetchone()
+    w.execute("SELECT idgen.gen_snowflake(), idgen.gen_xid12()")
+    for name, value in (
+        ("sf_worker", "-1"),
+        ("sf_epoch", "-99999999999999"),
+        ("xid12_mp", "-1"),
+        ("xid12_key", "99999999999999"),
+        ("xid12_head", "0000000000000000"),
+    ):
+        w.execute("SELECT set_config(%s, %s, false)", ("idgen_portable." + name, value))
+    forged = [
+        outcome(w, "SELECT idgen.gen_snowflake()"),
+        outcome(w, "SELECT idgen.gen_xid12()"),
+    ]
+    after = p.execute(
+        "SELECT (SELECT last_value FROM idgen.idgen_snowflake_seq) >> 12, (SELECT last_value FROM idgen.idgen_xid12_seq) >> 24,"
+        " floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint"
+    ).fetchone()
+    check(
+        after[0] <= after[2] + 1000 and after[1] <= after[2] // 1000 + 1,
+        f"forged cache moved a sequence past the clock: {before} -> {after}, forged calls {forged}",
+    )
+    own = p.execute("SELECT idgen.gen_snowflake(), idgen.gen_snowflake()").fetchone()
+    check(
+        own[0] < own[1] and own[0] >> 22 >= 0,
+        f"owner's ids after the forged calls: {own}",
+    )
+    w.execute("RESET ALL")
+
+    # Any role may take advisory locks: one held exclusively on a generator's key cannot block
+    # the generators for good (an error naming the holder after lock_timeout in the gate).
+    key = p.execute(
+        "SELECT 'idgen.idgen_snowflake_seq'::regclass::oid::integer"
+    ).fetchone()[0]
+    w.execute("SELECT pg_advisory_lock(1885956452, %s)", (key,))
+    wpid = w.execute("SELECT pg_backend_pid()").fetchone()[0]
+    started = time.monotonic()
+    got = outcome(p, "SELECT idgen.gen_snowflake()")
+    waited = time.monotonic() - started
+    check(
+        got[:2] == ("error", "55P03")
+        and f"held by backend {wpid}" in (got[3] or "")
+        and waited < 10,
+        f"generator behind a held exclusive lock: {got} after {waited:.1f} s",
+    )
+    w.execute("SELECT pg_advisory_unlock_all()")
+    check(
+        outcome(p, "SELECT idgen.gen_snowflake()")[0] == "ok",
+        "generator after the lock was released",
+    )
+    held = p.execute(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
+    ).fetchone()[0]
+    check(
+        held == 0,
+        f"the owner's session holds {held} advisory locks after a refused wait",
+    )
+    w.close()
+    print(
+        f"security: writer refused {len(refused)} direct changes; {len(PLANTED_FUNCTIONS)} planted functions and "
+        f"{len(PLANTED_OPERATORS)} operators ran nothing; a forged cache moved no sequence; a held lock "
+        f"gave 55P03 after {waited:.1f} s"
     )
 
 
@@ -494,6 +691,18 @@ def main():
     ndsn = sys.argv[2] if len(sys.argv) > 2 else None
     p = connect(dsn)
     n = connect(ndsn) if ndsn else None
+    writer = os.environ.get("PORTABLE_WRITER_DSN")
+    for sql in WRITER_GRANTS if writer else []:
+        p.execute(sql.format(r="idgen_writer"))
+    if writer:
+        p.execute(
+            p.execute(
+                "SELECT format('GRANT CREATE ON DATABASE %I TO idgen_writer', current_database())"
+            ).fetchone()[0]
+        )
+    if os.environ.get("PORTABLE_OTHER_DSN"):
+        p.execute("GRANT USAGE ON SCHEMA idgen TO idgen_other")
+        p.execute("GRANT SELECT ON idgen.idgen_config TO idgen_other")
     if not n:
         print(
             "native extension not available: native comparisons and the COPY test are skipped"
@@ -503,13 +712,17 @@ def main():
     if n:
         native_same(p, n)
     generators(p, n, dsn)
+    if writer:
+        security(p, writer)
+    else:
+        print("PORTABLE_WRITER_DSN not set: the security checks are skipped")
     if n:
         copy_compat(p, n)
     if PER_SESSION != 50000 or SESSIONS != 8:
         print(
             f"concurrency scaled: {SESSIONS} sessions x {PER_SESSION} (PORTABLE_SESSIONS, PORTABLE_PER_SESSION)"
         )
-    concurrency(dsn)
+    concurrency(writer or dsn)
     timing(p, n)
     print(f"{checks} checks, {len(failures)} failures")
     sys.exit(1 if failures else 0)

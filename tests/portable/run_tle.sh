@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# tests/portable/run_tle.sh PGVERSION: tests the portable edition's pg_tle packaging
+# (portable/dist/pg_idgen_tle--<version>.sql) on a throwaway cluster of its own.
+#
+# pg_tle refuses a TLE named like an extension whose control file the server has, and the
+# private PostgreSQL builds (target/postgresql/<major>) have the native pg_idgen installed. So
+# this test runs a copy of that build without pg_idgen's files, with pg_tle built into it from
+# its source tarball (PG_IDGEN_PG_TLE_SRC, or ../shared/vendor/pg_tle-*.tar.gz beside the
+# checkout): made once per (tarball, PostgreSQL build) in a cache outside the checkout
+# (PG_IDGEN_PG_TLE_CACHE, default /var/cache/pg_idgen), about 45 MB. The build needs flex (a
+# Debian package, installed when missing) and no network. Nothing is installed into
+# target/postgresql or the system's PostgreSQL.
+#
+# Then: a cluster with shared_preload_libraries = 'pg_tle'; as superuser CREATE EXTENSION pg_tle
+# and a role idgen_owner that is not superuser, member of pgtle_admin, owner of database app. As
+# that role: the generated script (pgtle.install_extension), CREATE EXTENSION pg_idgen SCHEMA
+# idgen, tests/portable/test_portable.py (vectors, security as a writer role and a role without
+# rights, concurrency at a smaller scale), then a table of ids, pg_dump (which must say CREATE
+# EXTENSION pg_idgen), restored by the owner into a database where the TLE is installed (a
+# dump of pg_idgen and the data only) and by a superuser into an empty one (the full dump, which
+# carries the TLE's definition): rows, configuration, counters, sequences and grants come back.
+#
+# Port PORTABLE_TLE_PORT (default 54491), clusters under PG_IDGEN_CLUSTERS (default
+# /var/tmp/pg_idgen_portable_tle). It shares nothing with the other scripts' PostgreSQL, so it
+# does not take their lock.
+set -euo pipefail
+MAJOR=${1:?usage: tests/portable/run_tle.sh PGVERSION (14 .. 18)}
+export PG_IDGEN_LOCKED=${PG_IDGEN_LOCKED:-1}
+export PG_IDGEN_CLUSTERS=${PG_IDGEN_CLUSTERS:-/var/tmp/pg_idgen_portable_tle}
+# shellcheck source=scripts/lib.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/lib.sh"
+PORT=${PORTABLE_TLE_PORT:-54491}
+TLE_CACHE=${PG_IDGEN_PG_TLE_CACHE:-/var/cache/pg_idgen}
+use_private_postgres "$MAJOR"
+VERSION=$(extension_version)
+SCRIPT=$ROOT/portable/dist/pg_idgen_tle--$VERSION.sql
+PY=$ROOT/.venv/bin/python
+"$PY" -c "import psycopg" 2>/dev/null || die "needs $ROOT/.venv with psycopg (scripts/lib.sh ensure_venv)"
+started=$(date +%s)
+
+say "portable/dist matches portable/src"
+python3 "$ROOT/portable/build.py" --check
+
+# use_tle_postgres: selects the copy of the private build with pg_tle (made once, see above).
+use_tle_postgres() {
+    local tarball=${PG_IDGEN_PG_TLE_SRC:-} f sha base key dir src
+    if [ -z "$tarball" ]; then
+        for f in "$ROOT"/../shared/vendor/pg_tle-*.tar.gz; do
+            [ -f "$f" ] && tarball=$f
+        done
+    fi
+    [ -f "${tarball:-}" ] ||
+        die "no pg_tle source: set PG_IDGEN_PG_TLE_SRC or put pg_tle-*.tar.gz in $(realpath -m "$ROOT/../shared/vendor")"
+    base=$(dirname "$BINDIR")
+    [ -f "$base/.pinned" ] || die "$base is not a private build of scripts/lib.sh"
+    sha=$(sha256sum "$tarball" | cut -d' ' -f1)
+    key=pg$(cut -d' ' -f1 "$base/.pinned")-$(cut -d' ' -f2 "$base/.pinned" | cut -c1-12)-tle-${sha:0:12}
+    dir=$TLE_CACHE/$key
+    mkdir -p "$TLE_CACHE"
+    exec 8>"$TLE_CACHE/$key.lock"
+    flock 8
+    if [ ! -f "$dir/.complete" ]; then
+        say "PostgreSQL $PG_MAJOR with pg_tle from $(basename "$tarball"), without pg_idgen (once, into $dir)"
+        ensure_packages flex make gcc
+        rm -rf "$dir.tmp"
+        cp -a "$base" "$dir.tmp"
+        rm -f "$dir.tmp"/lib/pg_idgen.so "$dir.tmp"/share/extension/pg_idgen.control "$dir.tmp"/share/extension/pg_idgen--*.sql
+        mkdir "$dir.tmp/build"
+        tar -xzf "$tarball" -C "$dir.tmp/build" --no-same-owner
+        src=$(find "$dir.tmp/build" -mindepth 2 -maxdepth 2 -name pg_tle.control.in -printf '%h\n' | head -1)
+        [ -n "$src" ] || die "no pg_tle.control.in in $tarball"
+        make -C "$src" USE_PGXS=1 PG_CONFIG="$dir.tmp/bin/pg_config" -j"$(nproc)" >"$dir.tmp/build/make.log" 2>&1 ||
+            { tail -40 "$dir.tmp/build/make.log"; die "building pg_tle failed"; }
+        make -C "$src" USE_PGXS=1 PG_CONFIG="$dir.tmp/bin/pg_config" install >"$dir.tmp/build/install.log" 2>&1 ||
+            { tail -30 "$dir.tmp/build/install.log"; die "installing pg_tle failed"; }
+        rm -rf "$dir.tmp/build"
+        echo "$tarball" >"$dir.tmp/pg_tle.source"
+        chmod -R a+rX "$dir.tmp"
+        : >"$dir.tmp/.complete"
+        rm -rf "$dir"
+        mv "$dir.tmp" "$dir"
+    fi
+    flock -u 8
+    # Not use_pg_config: that would register the copy with cargo-pgrx in place of the build.
+    PG_CONFIG=$dir/bin/pg_config
+    BINDIR=$dir/bin
+    echo "pg_tle $(sed -nE "s/^default_version = '(.*)'/\1/p" "$dir/share/extension/pg_tle.control") in $dir"
+    [ ! -e "$dir/share/extension/pg_idgen.control" ] || die "$dir has the native pg_idgen"
+}
+say "PostgreSQL $PG_MAJOR with pg_tle"
+use_tle_postgres
+
+say "cluster: PostgreSQL $PG_MAJOR, port $PORT, shared_preload_libraries = 'pg_tle'"
+trap 'stop_cluster tle' EXIT
+start_cluster tle "$PORT" plain "shared_preload_libraries = 'pg_tle'"
+SOCK=$(socket_dir tle)
+psql_at tle "$PORT" postgres \
+    -c "CREATE ROLE idgen_owner LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
+    -c "CREATE ROLE idgen_writer LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
+    -c "CREATE ROLE idgen_other LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
+    -c "CREATE DATABASE app OWNER idgen_owner" \
+    -c "CREATE DATABASE restored OWNER idgen_owner"
+for db in app restored; do
+    psql_at tle "$PORT" "$db" -c "CREATE EXTENSION pg_tle"
+done
+psql_at tle "$PORT" postgres -c "GRANT pgtle_admin TO idgen_owner"
+as_owner() { "$BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U idgen_owner "$@"; }
+
+say "install the TLE as idgen_owner (pgtle_admin, owner of app; not superuser)"
+as_owner -d app -f "$SCRIPT" >/dev/null
+as_owner -d app -c "CREATE SCHEMA idgen" -c "CREATE EXTENSION pg_idgen SCHEMA idgen"
+as_owner -d app -tAc "SELECT 'CREATE EXTENSION pg_idgen ' || extversion || ' (pg_tle ' ||
+                             (SELECT extversion FROM pg_extension WHERE extname = 'pg_tle') || ') into schema '
+                             || extnamespace::regnamespace || ' as ' || current_user || ' (superuser: '
+                             || (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) || ')'
+                      FROM pg_extension WHERE extname = 'pg_idgen'"
+
+say "tests/portable/test_portable.py against the TLE"
+dsn() { echo "host=$SOCK port=$PORT user=$1 dbname=app options='-c search_path='"; }
+PORTABLE_SESSIONS=${PORTABLE_SESSIONS:-4} PORTABLE_PER_SESSION=${PORTABLE_PER_SESSION:-20000} \
+    PORTABLE_TIMING_N=${PORTABLE_TIMING_N:-50000} \
+    PORTABLE_OTHER_DSN=$(dsn idgen_other) PORTABLE_WRITER_DSN=$(dsn idgen_writer) \
+    "$PY" "$ROOT/tests/portable/test_portable.py" "$(dsn idgen_owner)"
+
+say "pg_dump of app, restored into a database where the TLE is installed"
+as_owner -d app -c "CREATE TABLE public.orders (id idgen.xid12 PRIMARY KEY DEFAULT idgen.gen_xid12(),
+                                                sf bigint NOT NULL DEFAULT idgen.gen_snowflake(),
+                                                k idgen.rapkey NOT NULL DEFAULT idgen.rapkey_next('ord.dump'))" \
+    -c "INSERT INTO public.orders SELECT FROM generate_series(1, 100)"
+# A full dump also carries the TLE's definition (functions in schema pgtle, owned by the
+# installer) and pg_tle itself: a superuser restores it into an empty database. The owner's
+# way, on a managed service: only pg_idgen and the data (--extension, --exclude-schema), into a
+# database where the TLE is installed.
+FULL=$CLUSTERS/tle/app-full.sql
+DUMP=$CLUSTERS/tle/app.sql
+"$BINDIR/pg_dump" -h "$SOCK" -p "$PORT" -U idgen_owner -d app -f "$FULL"
+"$BINDIR/pg_dump" -h "$SOCK" -p "$PORT" -U idgen_owner -d app --extension=pg_idgen --exclude-schema=pgtle -f "$DUMP"
+for f in "$FULL" "$DUMP"; do
+    grep -q '^CREATE EXTENSION IF NOT EXISTS pg_idgen WITH SCHEMA idgen;' "$f" ||
+        die "$f does not say CREATE EXTENSION pg_idgen: $(grep -n EXTENSION "$f")"
+    if grep -q 'CREATE FUNCTION idgen\.' "$f"; then
+        die "$f carries the extension's functions: $(grep -n 'CREATE FUNCTION idgen\.' "$f" | head -3)"
+    fi
+done
+grep -n '^CREATE EXTENSION' "$DUMP" | sed 's/^/    owner dump: /'
+grep -n '^CREATE EXTENSION\|^CREATE FUNCTION pgtle' "$FULL" | sed 's/^/    full dump: /'
+as_owner -d restored -f "$SCRIPT" >/dev/null
+as_owner -d restored -f "$DUMP" >/dev/null 2>"$CLUSTERS/tle/restore.err" ||
+    { cat "$CLUSTERS/tle/restore.err"; die "restoring the owner's dump failed"; }
+psql_at tle "$PORT" postgres -c "CREATE DATABASE restored_full OWNER idgen_owner"
+psql_at tle "$PORT" restored_full -f "$FULL" >/dev/null 2>>"$CLUSTERS/tle/restore.err" ||
+    { cat "$CLUSTERS/tle/restore.err"; die "restoring the full dump (as superuser) failed"; }
+# The state came back: rows, configuration, per-prefix counter, sequences ahead of the rows,
+# the writer's grants (and none to PUBLIC).
+# The full dump's restore made its restoring superuser the extension's owner, as with any
+# extension: its checks run as that role.
+for db in restored restored_full; do
+    as=(as_owner -d "$db")
+    [ "$db" = restored ] || as=(psql_at tle "$PORT" "$db")
+    check=$("${as[@]}" -tA -c "SET search_path = ''" -c "
+        SELECT concat_ws(' ',
+            (SELECT count(*) FROM public.orders) = 100,
+            (SELECT worker_id FROM idgen.idgen_config) = 378,
+            idgen.rapkey_next('ord.dump')::text = idgen.rapkey_build('ord', 'dump', '101')::text,
+            idgen.gen_snowflake() > (SELECT max(sf) FROM public.orders),
+            idgen.gen_xid12() IS NOT NULL,
+            (SELECT last_value FROM idgen.idgen_xid12_seq) >= (SELECT max((extract(epoch FROM idgen.xid12_time(id))::bigint << 24)
+                                                                          | idgen.xid12_counter(id)) FROM public.orders),
+            (SELECT last_value FROM idgen.idgen_snowflake_seq) >= (SELECT max((sf >> 22) + 1288834974657) << 12 FROM public.orders),
+            has_function_privilege('idgen_writer', 'idgen.gen_xid12()', 'EXECUTE'),
+            NOT has_function_privilege('idgen_other', 'idgen.gen_snowflake()', 'EXECUTE'),
+            (SELECT extversion FROM pg_extension WHERE extname = 'pg_idgen') = '$VERSION')")
+    echo "    $db: rows, worker_id, rapkey counter, snowflake > rows, xid12, both sequences kept, writer grant, no PUBLIC grant, version: $check"
+    [ "$check" = "t t t t t t t t t t" ] || die "the database $db restored from the dump differs: $check"
+done
+[ ! -s "$CLUSTERS/tle/restore.err" ] || sed 's/^/    restore said: /' "$CLUSTERS/tle/restore.err"
+
+say "pg_idgen TLE on PostgreSQL $PG_MAJOR: passed ($(($(date +%s) - started)) s)"

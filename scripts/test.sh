@@ -366,6 +366,10 @@ test_cross_major() {
     psql_at upgrade-new "$PORT" restored -f "$ROOT/tests/cross_major/check.sql"
     stop_cluster upgrade-new
 
+    # The portable SQL edition moved to the native one and back (pg_dump both ways, logical
+    # replication and a switch-over), while OLD's private build has the native extension.
+    bash "$ROOT/tests/portable/migrate.sh" "$old" "$new"
+
     say "uninstalling from PostgreSQL $old"
     bash "$ROOT/scripts/install.sh" --uninstall "$PG_BUILDS/$old/bin/pg_config" >/dev/null
     if ls "$(dirname "$old_bindir")"/lib/pg_idgen* "$(dirname "$old_bindir")"/share/extension/pg_idgen* 2>/dev/null; then

@@ -110,7 +110,7 @@ if [ "$FAST" = yes ]; then
     # shellcheck disable=SC2086
     ensure_packages $LINT_PACKAGES
     say "fast tier: shellcheck of scripts/*.sh and .ci/run, ruff check of the Python"
-    (cd "$ROOT" && shellcheck -x -P scripts scripts/*.sh .ci/run)
+    (cd "$ROOT" && shellcheck -x -P scripts scripts/*.sh tests/portable/*.sh .ci/run)
     (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard -- '*.py' |
         xargs -0 "$ROOT/.venv/bin/ruff" check --no-cache -q)
     say "fast tier: the tree checks can fail (tests/scripts: the map, the release check)"
@@ -325,6 +325,8 @@ test_version() {
         # this PostgreSQL has it.
         say "PostgreSQL $PG_MAJOR: the portable SQL edition (tests/portable/run.sh)"
         bash "$ROOT/tests/portable/run.sh" "$PG_MAJOR"
+        say "PostgreSQL $PG_MAJOR: the portable edition as a pg_tle extension (tests/portable/run_tle.sh)"
+        bash "$ROOT/tests/portable/run_tle.sh" "$PG_MAJOR"
     fi
 }
 

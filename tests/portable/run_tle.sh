@@ -20,7 +20,7 @@
 # dump of pg_idgen and the data only) and by a superuser into an empty one (the full dump, which
 # carries the TLE's definition): rows, configuration, counters, sequences and grants come back.
 #
-# Port PORTABLE_TLE_PORT (default 54491), clusters under PG_IDGEN_CLUSTERS (default
+# Port PORTABLE_TLE_PORT (default scripts/lib.sh PORTS[portable-tle]), clusters under PG_IDGEN_CLUSTERS (default
 # /var/tmp/pg_idgen_portable_tle). It shares nothing with the other scripts' PostgreSQL, so it
 # does not take their lock.
 set -euo pipefail
@@ -29,7 +29,7 @@ export PG_IDGEN_LOCKED=${PG_IDGEN_LOCKED:-1}
 export PG_IDGEN_CLUSTERS=${PG_IDGEN_CLUSTERS:-/var/tmp/pg_idgen_portable_tle}
 # shellcheck source=scripts/lib.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/lib.sh"
-PORT=${PORTABLE_TLE_PORT:-54491}
+PORT=${PORTABLE_TLE_PORT:-${PORTS[portable-tle]}}
 TLE_CACHE=${PG_IDGEN_PG_TLE_CACHE:-/var/cache/pg_idgen}
 use_private_postgres "$MAJOR"
 VERSION=$(extension_version)

@@ -4,24 +4,20 @@ xid12 (and xid12[]) values then decode to :class:`pg_idgen.Xid` in binary format
 ``Xid``, its text or its 12 bytes encode as xid12, so parameters, ``= ANY($1)`` with a list
 and ``copy_records_to_table`` work. Pools: ``asyncpg.create_pool(..., init=register)``.
 ``register(conn, xid12_as=str)`` decodes them to their 20-character text instead.
+
+``register`` returns which pg_idgen the database has: ``"native"`` or ``"portable"`` (the SQL
+edition, where ``xid12`` is a domain over text; ``await edition(conn)`` asks without
+registering). On the portable edition there is nothing to register: xid12 values are text and
+decode to ``str`` whatever ``xid12_as`` says (``Xid.from_str`` parses them), and asyncpg types
+an xid12 parameter as text, so bind ``str(x)`` (asyncpg's text codec takes ``str`` only, and
+it allows no codec on a domain).
 """
 from __future__ import annotations
 
-from ._catalog import missing
+from ._catalog import EDITION_QUERY, NATIVE, missing_edition
 from ._xid import CHARS, _STD_TO_HEX, Xid, _b32encode, _from_trusted, coerce
 
-__all__ = ["register"]
-
-# Every relation and operator named with its schema: nothing resolves through search_path.
-_QUERY = """
-SELECT n.nspname
-FROM pg_catalog.pg_extension e
-JOIN pg_catalog.pg_type t ON t.typnamespace OPERATOR(pg_catalog.=) e.extnamespace
- AND t.typname OPERATOR(pg_catalog.=) 'xid12'::pg_catalog.name
-JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
-WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen'::pg_catalog.name
-"""
-
+__all__ = ["register", "edition"]
 
 def _encode(value) -> bytes:
     return value if value.__class__ is Xid else coerce(value)
@@ -35,20 +31,29 @@ def _decode_str(data: bytes) -> str:
     return _b32encode(data)[:CHARS].translate(_STD_TO_HEX).decode("ascii")
 
 
-async def register(conn, xid12_as=Xid) -> None:
-    """Registers the binary xid12 codec on an asyncpg connection. Raises
-    ``ExtensionMissingError`` when the database has no pg_idgen extension.
+async def register(conn, xid12_as=Xid) -> str:
+    """Registers the binary xid12 codec on an asyncpg connection and returns the edition,
+    ``"native"`` or ``"portable"`` (nothing is registered there: xid12 is text). Raises
+    ``ExtensionMissingError`` when the database has neither edition of pg_idgen.
 
-    ``xid12_as``: ``Xid`` (the default) or ``str``, what xid12 values decode to."""
+    ``xid12_as``: ``Xid`` (the default) or ``str``, what native xid12 values decode to."""
     if xid12_as is Xid:
         decoder = _decode
     elif xid12_as is str:
         decoder = _decode_str
     else:
         raise ValueError(f"xid12_as must be Xid or str, not {xid12_as!r}")
-    schema = await conn.fetchval(_QUERY)
-    if schema is None:
-        raise missing(await conn.fetchval("SELECT pg_catalog.current_database()"))
-    await conn.set_type_codec(
-        "xid12", schema=schema, encoder=_encode, decoder=decoder, format="binary"
-    )
+    row = await conn.fetchrow(EDITION_QUERY)
+    if row is None:
+        raise missing_edition(await conn.fetchval("SELECT pg_catalog.current_database()"))
+    if row[0] == NATIVE:
+        await conn.set_type_codec(
+            "xid12", schema=row[3], encoder=_encode, decoder=decoder, format="binary"
+        )
+    return row[0]
+
+
+async def edition(conn):
+    """``"native"``, ``"portable"`` or ``None`` (neither): which pg_idgen the database of the
+    asyncpg connection has, read from the catalog."""
+    return await conn.fetchval(EDITION_QUERY)

@@ -15,6 +15,11 @@ each new connection (psycopg 3 and asyncpg), so xid12 values of plain SQL (``tex
 ``pandas.read_sql``) load as ``Xid`` too; ``register(engine, xid12_as=str)`` makes every xid12
 result of the engine, ``Xid12`` columns included, the 20-character text instead (pandas
 ``to_json``, json).
+
+On pg_idgen's portable edition (``xid12`` a domain over text) the same types work: the server
+sends xid12 columns as text and ``Xid12``'s result processor parses it into ``Xid``; plain SQL
+gives ``str`` there (``Xid.from_str``). Name the domain's schema, ``Xid12(schema="idgen")``,
+when it is not on the ``search_path``.
 """
 from __future__ import annotations
 

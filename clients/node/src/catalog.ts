@@ -6,11 +6,21 @@ export interface Queryable {
   query(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
 }
 
+/**
+ * Which pg_idgen a database has: 'native' (the extension's base type xid12, 12 bytes) or
+ * 'portable' (the SQL edition of portable/: xid12 a domain over text COLLATE "C", installed by
+ * its script or as a pg_tle extension). On the portable edition an xid12 column is text on the
+ * wire (the server describes a domain's column by its base type), so results are strings.
+ */
+export type Edition = 'native' | 'portable';
+
 /** The pg_idgen types of one database. */
 export interface IdgenTypeInfo {
-  /** The schema the extension lives in. */
+  /** Which edition: 'native' or 'portable'. */
+  edition: Edition;
+  /** The schema the extension (or the portable edition) lives in. */
   schema: string;
-  /** xid12's type oid and its array type's. */
+  /** xid12's type oid and its array type's (on the portable edition the domain's). */
   xid12: number;
   xid12Array: number;
   /** Whether xid12 is visible through search_path unqualified. */
@@ -28,6 +38,32 @@ SELECT t.oid::pg_catalog.int4 AS oid, t.typarray::pg_catalog.int4 AS typarray, n
   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
  WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen'::pg_catalog.name`;
 
+// Which edition and its xid12: the native extension (pg_extension pg_idgen, a base type xid12) or
+// the portable edition: a domain xid12 over text in the schema of the pg_tle extension pg_idgen,
+// or in a schema holding idgen_portable_version() owned by the domain's owner. The extension
+// first, then a type visible through search_path, then by schema name.
+export const EDITION_QUERY = `
+SELECT CASE t.typtype WHEN 'b' THEN 'native' ELSE 'portable' END AS edition,
+       t.oid::pg_catalog.int4 AS oid, t.typarray::pg_catalog.int4 AS typarray, n.nspname AS schema,
+       pg_catalog.pg_type_is_visible(t.oid) AS visible
+  FROM (SELECT e.extnamespace AS nsp, 0 AS rank, NULL::pg_catalog.oid AS owner
+          FROM pg_catalog.pg_extension e
+         WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen'::pg_catalog.name
+        UNION ALL
+        SELECT p.pronamespace, 1, p.proowner
+          FROM pg_catalog.pg_proc p
+         WHERE p.proname OPERATOR(pg_catalog.=) 'idgen_portable_version'::pg_catalog.name
+           AND p.pronargs OPERATOR(pg_catalog.=) 0) s
+  JOIN pg_catalog.pg_type t ON t.typnamespace OPERATOR(pg_catalog.=) s.nsp
+   AND t.typname OPERATOR(pg_catalog.=) 'xid12'::pg_catalog.name
+   AND (t.typtype OPERATOR(pg_catalog.=) 'b'::pg_catalog.char AND s.rank OPERATOR(pg_catalog.=) 0
+        OR t.typtype OPERATOR(pg_catalog.=) 'd'::pg_catalog.char
+           AND t.typbasetype OPERATOR(pg_catalog.=) 'pg_catalog.text'::pg_catalog.regtype
+           AND (s.owner IS NULL OR s.owner OPERATOR(pg_catalog.=) t.typowner))
+  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
+ ORDER BY s.rank, pg_catalog.pg_type_is_visible(t.oid) DESC, n.nspname
+ LIMIT 1`;
+
 export const SCHEMA_QUERY = `
 SELECT n.nspname AS schema FROM pg_catalog.pg_extension e
   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
@@ -41,18 +77,23 @@ export class ExtensionMissingError extends Error {
 export function missing(): ExtensionMissingError {
   return new ExtensionMissingError(
     'the pg_idgen extension is not installed in this database: no type xid12 found through ' +
-    'pg_extension (run CREATE EXTENSION pg_idgen there first)');
+    'pg_extension, nor a portable xid12 domain beside idgen_portable_version() ' +
+    '(run CREATE EXTENSION pg_idgen there first, or the portable edition\'s script)');
 }
 
 export function typeInfo(rows: any[]): IdgenTypeInfo {
   if (rows.length !== 1) throw missing();
   const r = rows[0];
-  return { schema: r.schema, xid12: Number(r.oid), xid12Array: Number(r.typarray), visible: r.visible === true || r.visible === 't' };
+  const edition: Edition = r.edition === 'portable' ? 'portable' : 'native';
+  return { edition, schema: r.schema, xid12: Number(r.oid), xid12Array: Number(r.typarray), visible: r.visible === true || r.visible === 't' };
 }
 
-/** Looks the types up through any node-postgres-like client or pool. */
+/**
+ * Looks the types up through any node-postgres-like client or pool, and which edition the
+ * database has (`edition`); rejects with ExtensionMissingError when it has neither.
+ */
 export async function lookupTypes(db: Queryable): Promise<IdgenTypeInfo> {
-  return typeInfo((await db.query(TYPE_QUERY)).rows);
+  return typeInfo((await db.query(EDITION_QUERY)).rows);
 }
 
 /** A quoted SQL identifier. */

@@ -22,4 +22,4 @@ export {
   Registry, type RegistryOptions, type RegistryConnectionConfig, type GrantOptions, type Grant, GrantSnowflake,
   GrantXid, grantOffsetSeconds, registryErrorOf,
 } from './registry.js';
-export { ExtensionMissingError, type IdgenTypeInfo, type Queryable, lookupTypes } from './catalog.js';
+export { type Edition, ExtensionMissingError, type IdgenTypeInfo, type Queryable, lookupTypes } from './catalog.js';

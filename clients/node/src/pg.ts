@@ -8,12 +8,18 @@
 // a JavaScript array of Xid binds as an array literal the server reads as xid12[] (= ANY($1)).
 // A string works the same way. Do not cast the parameter to text or varchar: xid12 = text has
 // no operator.
+//
+// The portable edition (portable/: xid12 a domain over text) is found too: registerTypes resolves
+// to an IdgenTypeInfo whose `edition` is 'native' or 'portable'. There an xid12 column is text on
+// the wire (the server describes a domain's column by its base type, text), so it comes back as a
+// string whatever xid12As says (Xid.parse it); xid12[] results are arrays of Xid (or strings), and
+// binary results are plain text, so nothing is refused. Parameters are the same on both editions.
 
 import { ExtensionMissingError, type IdgenTypeInfo, type Queryable, lookupTypes } from './catalog.js';
 import { Xid, xidOfServerText } from './xid.js';
 
 export { lookupTypes } from './catalog.js';
-export type { IdgenTypeInfo, Queryable } from './catalog.js';
+export type { Edition, IdgenTypeInfo, Queryable } from './catalog.js';
 
 /** What registerTypes needs: a pg Client or PoolClient. */
 export interface TypeParserClient extends Queryable {
@@ -92,7 +98,8 @@ export function parseXid12Array<T>(text: string, element: (id: string) => T): Xi
 }
 
 /**
- * Looks up xid12 and xid12[] through pg_extension (any schema, whatever search_path says) and
+ * Looks up xid12 and xid12[] through pg_extension, or the portable edition's domain (any schema,
+ * whatever search_path says; `edition` says which), and
  * sets the client's type parsers: an xid12 comes back as an Xid (or its text), an xid12[] as an
  * array; binary results of either fail with a clear error instead of a corrupt value. Returns
  * what it found. Rejects with ExtensionMissingError in a database without the extension, or with
@@ -112,7 +119,8 @@ export async function registerTypes(client: TypeParserClient, options: RegisterO
   const one: (text: string) => unknown = asString ? (text: string) => Xid.parse(text).toString() : xidOfServerText;
   client.setTypeParser(info.xid12, 'text', one);
   client.setTypeParser(info.xid12Array, 'text', (text: string) => parseXid12Array(text, one));
-  client.setTypeParser(info.xid12, 'binary', binaryRefused);
+  // A portable xid12 is text in binary results too (node-postgres hands the parser its string).
+  client.setTypeParser(info.xid12, 'binary', info.edition === 'portable' ? one : binaryRefused);
   client.setTypeParser(info.xid12Array, 'binary', binaryRefused);
   return info;
 }

@@ -11,12 +11,17 @@
 // needs; a JavaScript array of them binds untyped too (= ANY(${ids}) reads xid12[]).
 // xid12Array binds one typed xid12[] where the server cannot tell the type from the query. With types registered, a bad id text in a
 // parameter the server types as xid12 fails in the client, with an error naming the text.
+//
+// The portable edition (xid12 a domain over text) works with the same code: idgenTypes finds its
+// domain, xid12 columns come back as strings (text on the wire: the server describes a domain's
+// column by its base type; Xid.parse them), and an Xid binds as its text. Which edition:
+// (await lookupTypes(sql)).edition.
 
 import postgres from 'postgres';
-import { type IdgenTypeInfo, TYPE_QUERY, typeInfo } from './catalog.js';
+import { EDITION_QUERY, type IdgenTypeInfo, typeInfo } from './catalog.js';
 import { Xid, xidOfServerText } from './xid.js';
 
-export type { IdgenTypeInfo } from './catalog.js';
+export type { Edition, IdgenTypeInfo } from './catalog.js';
 
 export type IdgenPostgresTypes = {
   xid12: postgres.PostgresType<Xid>;
@@ -33,9 +38,12 @@ export function xid12Type(oid: number): postgres.PostgresType<Xid> {
   };
 }
 
-/** Looks the types up through a Postgres.js instance (any schema, whatever search_path says). */
+/**
+ * Looks the types up through a Postgres.js instance (any schema, whatever search_path says), and
+ * which edition the database has: `(await lookupTypes(sql)).edition` is 'native' or 'portable'.
+ */
 export async function lookupTypes(sql: postgres.Sql<any>): Promise<IdgenTypeInfo> {
-  return typeInfo(await sql.unsafe(TYPE_QUERY));
+  return typeInfo(await sql.unsafe(EDITION_QUERY));
 }
 
 /**

@@ -1,0 +1,170 @@
+// The portable SQL edition (portable/: xid12 a domain over text): registerTypes and Postgres.js's
+// lookupTypes find it and say 'portable', xid12 columns come back as strings (text on the wire),
+// an Xid binds for WHERE id = $1 and for keyset pages (id > $1: every row once), binary results
+// are text; and a native database says 'native'. The portable database is made here: the plain
+// script sent through the driver as a role that owns the database and nothing else (its psql
+// variable, schema, substituted), and the writer grants of portable/README.md.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import postgres from 'postgres';
+import { ExtensionMissingError, Xid } from '../../dist/index.js';
+import { registerTypes } from '../../dist/pg.js';
+import { idgenTypes, lookupTypes } from '../../dist/postgres.js';
+import { config, freshDatabase, skip } from './helpers.mjs';
+
+const DB = 'node_portable';
+const OWNER = 'node_portable_owner';
+const WRITER = 'node_portable_writer';
+const ROWS = 40;
+const PAGE = 7;
+const DIST = new URL('../../../../portable/dist/', import.meta.url);
+
+/** The plain script's text with its psql lines dropped and `schema` put in: what psql -v schema= would send. */
+function portableScript(schema) {
+  const name = readdirSync(DIST).filter((f) => f.startsWith('pg_idgen_portable--')).sort().pop();
+  assert.ok(name, 'no portable script in portable/dist');
+  const text = readFileSync(new URL(name, DIST), 'utf8');
+  const lines = text.split('\n').filter((l) => !l.startsWith('\\'));
+  const sql = lines.join('\n');
+  assert.equal(sql.split(":'schema'").length, 2, "the script uses :'schema' once");
+  assert.equal(sql.split(':"schema"').length, 2, 'the script uses :"schema" once');
+  return sql.replace(":'schema'", `'${schema}'`).replace(':"schema"', `"${schema}"`);
+}
+
+async function withClient(cfg, fn) {
+  const c = new pg.Client(cfg);
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+async function makePortable() {
+  await withClient(config('postgres'), async (admin) => {
+    await admin.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
+    for (const r of [WRITER, OWNER]) await admin.query(`DROP ROLE IF EXISTS ${r}`);
+    await admin.query(`CREATE ROLE ${OWNER} LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB`);
+    await admin.query(`CREATE ROLE ${WRITER} LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB`);
+    await admin.query(`CREATE DATABASE ${DB} OWNER ${OWNER}`);
+  });
+  await withClient({ ...config(DB), user: OWNER }, async (owner) => {
+    await owner.query(portableScript('idgen'));
+    await owner.query(`
+      GRANT USAGE ON SCHEMA idgen TO ${WRITER};
+      GRANT SELECT ON idgen.idgen_config TO ${WRITER};
+      GRANT EXECUTE ON FUNCTION idgen.gen_xid12(), idgen.gen_xid12(timestamptz),
+                                idgen.gen_snowflake(), idgen.rapkey_next(text) TO ${WRITER};
+      CREATE TABLE public.items (id idgen.xid12 PRIMARY KEY DEFAULT idgen.gen_xid12(), n int NOT NULL);
+      GRANT SELECT, INSERT, DELETE ON public.items TO ${WRITER}`);
+    const { rows } = await owner.query('SELECT idgen.idgen_portable_version() AS v');
+    assert.match(rows[0].v, /^\d+\.\d+\.\d+$/);
+  });
+}
+
+const FLOOR = Xid.parse('00000000000000000000');
+
+describe('the portable edition', { skip }, () => {
+  before(makePortable);
+
+  test('node-postgres: registerTypes says portable; Xid parameters; keyset pages; binary results', async () => {
+    await withClient({ ...config(DB), user: WRITER }, async (c) => {
+      const info = await registerTypes(c);
+      assert.equal(info.edition, 'portable');
+      assert.equal(info.schema, 'idgen');
+      await c.query('DELETE FROM public.items');
+      await c.query(`INSERT INTO public.items (n) SELECT g FROM generate_series(1, ${ROWS}) g`);
+      const ids = (await c.query('SELECT id FROM public.items ORDER BY id')).rows.map((r) => r.id);
+      // Text on the wire: strings, which Xid.parse reads.
+      assert.ok(ids.every((id) => typeof id === 'string' && id.length === 20));
+      const xids = ids.map((id) => Xid.parse(id));
+      assert.deepEqual(xids.map(String), ids);
+      for (const binary of [false, true]) {
+        const { rows } = await c.query({ text: 'SELECT id, n FROM public.items WHERE id = $1', values: [xids[3]], binary });
+        assert.equal(rows[0].id, ids[3], `binary: ${binary}`);
+        const seen = [];
+        for (let last = FLOOR; ;) {
+          const page = (await c.query({ text: `SELECT id FROM public.items WHERE id > $1 ORDER BY id LIMIT ${PAGE}`, values: [last], binary })).rows;
+          if (page.length === 0) break;
+          seen.push(...page.map((r) => r.id));
+          last = Xid.parse(page[page.length - 1].id);
+        }
+        assert.deepEqual(seen, ids, `binary: ${binary}`);
+      }
+      // xid12[] results (the domain's array type) parse to arrays of Xid; = ANY of an Xid array.
+      const { rows: [arr] } = await c.query('SELECT ARRAY(SELECT id FROM public.items ORDER BY id) AS a');
+      assert.deepEqual(arr.a.map(String), ids);
+      assert.ok(arr.a[0] instanceof Xid);
+      const { rows: [cnt] } = await c.query('SELECT count(*)::int AS n FROM public.items WHERE id = ANY($1)', [xids.slice(0, 5)]);
+      assert.equal(cnt.n, 5);
+      const made = Xid.parse('9m4e2mr0ui3e8a215n4g');
+      await c.query('INSERT INTO public.items (id, n) VALUES ($1, 0)', [made]);
+      assert.equal((await c.query('SELECT n FROM public.items WHERE id = $1', [made])).rows[0].n, 0);
+    });
+  });
+
+  test("node-postgres: xid12As 'string' and a Pool's onConnect", async () => {
+    const pool = new pg.Pool({ ...config(DB), user: WRITER, max: 1, onConnect: (c) => registerTypes(c, { xid12As: 'string' }) });
+    try {
+      const { rows: [r] } = await pool.query('SELECT ARRAY(SELECT id FROM public.items ORDER BY id LIMIT 2) AS a');
+      assert.ok(r.a.length === 2 && r.a.every((s) => typeof s === 'string'));
+    } finally {
+      await pool.end();
+    }
+  });
+
+  test('Postgres.js: lookupTypes says portable; idgenTypes; Xid parameters and keyset pages', async () => {
+    const opts = { ...config(DB), username: WRITER, onnotice: () => undefined };
+    const sql = postgres({ ...opts, types: await idgenTypes(opts) });
+    try {
+      assert.equal((await lookupTypes(sql)).edition, 'portable');
+      const ids = (await sql`SELECT id FROM public.items ORDER BY id`).map((r) => r.id);
+      assert.ok(ids.length > ROWS && ids.every((id) => typeof id === 'string'));
+      const x = Xid.parse(ids[4]);
+      assert.equal((await sql`SELECT id FROM public.items WHERE id = ${x}`)[0].id, ids[4]);
+      const seen = [];
+      for (let last = FLOOR; ;) {
+        const page = await sql`SELECT id FROM public.items WHERE id > ${last} ORDER BY id LIMIT ${PAGE}`;
+        if (page.length === 0) break;
+        seen.push(...page.map((r) => r.id));
+        last = Xid.parse(page[page.length - 1].id);
+      }
+      assert.deepEqual(seen, ids);
+      const made = Xid.parse('9m4e2mr0ui3e8a215n50');
+      await sql`INSERT INTO public.items (id, n) VALUES (${made}, -1)`;
+      assert.equal((await sql`SELECT n FROM public.items WHERE id = ${made}`)[0].n, -1);
+    } finally {
+      await sql.end();
+    }
+  });
+});
+
+describe('the native edition', { skip }, () => {
+  before(() => freshDatabase('node_native_edition'));
+
+  test('registerTypes and lookupTypes say native', async () => {
+    await withClient(config('node_native_edition'), async (c) => {
+      const info = await registerTypes(c);
+      assert.equal(info.edition, 'native');
+      const { rows: [r] } = await c.query('SELECT gen_xid12() AS id');
+      assert.ok(r.id instanceof Xid);
+      await assert.rejects(c.query({ text: 'SELECT gen_xid12() AS id, $1::int AS n', values: [1], binary: true }), /binary result format/);
+    });
+    const sql = postgres({ ...config('node_native_edition'), username: 'postgres', onnotice: () => undefined });
+    try {
+      assert.equal((await lookupTypes(sql)).edition, 'native');
+    } finally {
+      await sql.end();
+    }
+  });
+
+  test('neither edition: ExtensionMissingError', async () => {
+    await freshDatabase('node_no_edition', { extension: false });
+    await withClient(config('node_no_edition'), async (c) => {
+      await assert.rejects(registerTypes(c), (e) => e instanceof ExtensionMissingError && /portable xid12 domain/.test(e.message));
+    });
+  });
+});

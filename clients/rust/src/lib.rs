@@ -10,6 +10,8 @@
 //! - [`registry`] (features `postgres`, `sqlx`): Snowflake and xid12 generators whose worker /
 //!   machine id is granted by the database's writer registry, for a window of id-time, so that
 //!   no two writers make the same id whatever their clocks do.
+//! - [`edition`]: which pg_idgen a database has, native or the portable SQL edition
+//!   ([`edition::detect`], [`edition::detect_sqlx`]), and what the drivers do on each.
 //! - `edge` (feature `edge`): `EdgeStore`, a registry grant kept in an edge device's own SQLite
 //!   file, so that ids are made offline for days and merged into PostgreSQL later.
 //!
@@ -23,6 +25,7 @@
 
 #[cfg(feature = "edge")]
 pub mod edge;
+pub mod edition;
 mod error;
 #[cfg(feature = "postgres")]
 mod postgres_ext;
@@ -36,6 +39,7 @@ pub mod snowflake;
 mod sqlx_ext;
 mod xid;
 
+pub use edition::Edition;
 pub use error::{EdgeWindow, Error, RegistryCondition};
 pub use snowflake::Snowflake;
 pub use xid::{default_machine, machine_from_int, Xid, XidGenerator};

@@ -3,6 +3,11 @@
 //!
 //! Binding needs the type's OID, which sqlx looks up by the name `xid12`, so the extension's
 //! schema must be on the connection's `search_path`. Reading accepts `xid12` in any schema.
+//!
+//! The portable edition (`xid12` a domain over `text`): an `Xid` reads from `text` (the server
+//! describes a portable `xid12` column as `text`: its 20-character text is parsed, in binary
+//! and text results). A bound `Xid` is typed `xid12` by sqlx, in binary form: on the portable
+//! edition bind `xid.to_string()` instead (see [`crate::edition`]).
 
 use crate::Xid;
 use sqlx::encode::IsNull;
@@ -10,7 +15,7 @@ use sqlx::error::BoxDynError;
 use sqlx::postgres::{
     PgArgumentBuffer, PgHasArrayType, PgTypeInfo, PgTypeKind, PgValueFormat, PgValueRef,
 };
-use sqlx::{Decode, Encode, Postgres, Type, TypeInfo};
+use sqlx::{Decode, Encode, Postgres, Type, TypeInfo, ValueRef};
 
 /// `xid12`, or `schema.xid12` as sqlx names a type outside the `search_path`.
 fn is_xid12(ty: &PgTypeInfo) -> bool {
@@ -24,8 +29,13 @@ impl Type<Postgres> for Xid {
     }
 
     fn compatible(ty: &PgTypeInfo) -> bool {
-        is_xid12(ty)
+        is_xid12(ty) || is_text(ty)
     }
+}
+
+/// `text`: the portable edition's `xid12` columns, as the server describes them.
+fn is_text(ty: &PgTypeInfo) -> bool {
+    ty.name() == "TEXT"
 }
 
 impl PgHasArrayType for Xid {
@@ -51,7 +61,9 @@ impl Encode<'_, Postgres> for Xid {
 
 impl<'r> Decode<'r, Postgres> for Xid {
     fn decode(value: PgValueRef<'r>) -> Result<Xid, BoxDynError> {
+        let text = is_text(&value.type_info());
         Ok(match value.format() {
+            PgValueFormat::Binary if text => Xid::parse(value.as_str()?)?,
             PgValueFormat::Binary => Xid::try_from(value.as_bytes()?)?,
             PgValueFormat::Text => Xid::parse(value.as_str()?)?,
         })

@@ -1,0 +1,254 @@
+//! The portable SQL edition (portable/: `xid12` a domain over text) with both drivers:
+//! `edition::detect` says which edition, an `Xid` reads from the text the server sends, binds for
+//! `WHERE id = $1` and keyset pages (`id > $1`: every row once) in binary mode (the `postgres`
+//! crate adapts to the parameter's type, text; sqlx binds `xid.to_string()`), and a native
+//! database says native. The portable database is made here: the plain script sent through the
+//! driver as a role that owns the database and nothing else (its psql variable, schema,
+//! substituted), and the writer grants of portable/README.md. `#[ignore]`d like the other
+//! server tests (scripts/test.sh: `--include-ignored`).
+#![cfg(all(feature = "postgres", feature = "sqlx"))]
+
+use pg_idgen_client::edition::{self, Edition};
+use pg_idgen_client::Xid;
+
+mod common;
+use common::{connect, server};
+
+const DB: &str = "rust_client_portable";
+const OWNER: &str = "rust_client_portable_owner";
+const WRITER: &str = "rust_client_portable_writer";
+const ROWS: i32 = 40;
+const PAGE: i64 = 7;
+
+/// The plain script's text as psql -v schema=idgen would send it: its psql lines dropped.
+fn portable_script() -> String {
+    let dist = concat!(env!("CARGO_MANIFEST_DIR"), "/../../portable/dist");
+    let mut names: Vec<String> = std::fs::read_dir(dist)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("pg_idgen_portable--"))
+        .collect();
+    names.sort();
+    let name = names.pop().expect("a portable script in portable/dist");
+    let text = std::fs::read_to_string(format!("{dist}/{name}")).unwrap();
+    let sql: String = text
+        .lines()
+        .filter(|l| !l.starts_with('\\'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(sql.matches(":'schema'").count(), 1);
+    assert_eq!(sql.matches(":\"schema\"").count(), 1);
+    sql.replace(":'schema'", "'idgen'")
+        .replace(":\"schema\"", "\"idgen\"")
+}
+
+fn connect_as(host: &str, port: u16, user: &str) -> postgres::Client {
+    postgres::Config::new()
+        .host_path(host)
+        .port(port)
+        .user(user)
+        .dbname(DB)
+        .connect(postgres::NoTls)
+        .unwrap()
+}
+
+fn make_portable(host: &str, port: u16) {
+    let mut admin = connect(host, port, "postgres");
+    // One statement a call: DROP DATABASE and CREATE DATABASE refuse a multi-statement batch.
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {DB} WITH (FORCE)"),
+        format!("DROP ROLE IF EXISTS {WRITER}"),
+        format!("DROP ROLE IF EXISTS {OWNER}"),
+        format!("CREATE ROLE {OWNER} LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB"),
+        format!("CREATE ROLE {WRITER} LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB"),
+    ] {
+        admin.batch_execute(&sql).unwrap();
+    }
+    admin
+        .batch_execute(&format!("CREATE DATABASE {DB} OWNER {OWNER}"))
+        .unwrap();
+    let mut owner = connect_as(host, port, OWNER);
+    owner.batch_execute(&portable_script()).unwrap();
+    owner
+        .batch_execute(&format!(
+            "GRANT USAGE ON SCHEMA idgen TO {WRITER};
+             GRANT SELECT ON idgen.idgen_config TO {WRITER};
+             GRANT EXECUTE ON FUNCTION idgen.gen_xid12(), idgen.gen_xid12(timestamptz),
+                                       idgen.gen_snowflake(), idgen.rapkey_next(text) TO {WRITER};
+             CREATE TABLE public.items (id idgen.xid12 PRIMARY KEY DEFAULT idgen.gen_xid12(),
+                                        n int NOT NULL);
+             GRANT SELECT, INSERT, DELETE ON public.items TO {WRITER};"
+        ))
+        .unwrap();
+    let version: String = owner
+        .query_one("SELECT idgen.idgen_portable_version()", &[])
+        .unwrap()
+        .get(0);
+    assert!(!version.is_empty());
+}
+
+fn floor() -> Xid {
+    "00000000000000000000".parse().unwrap()
+}
+
+#[tokio::test(flavor = "current_thread")]
+#[ignore = "needs the test cluster (scripts/test.sh: --include-ignored)"]
+async fn portable_edition() {
+    let (host, port) = server();
+    let ids = {
+        let (host, port) = (host.clone(), port);
+        tokio::task::spawn_blocking(move || postgres_crate(&host, port))
+            .await
+            .unwrap()
+    };
+    sqlx_driver(&host, port, &ids).await;
+}
+
+/// The `postgres` crate (binary results and parameters): returns the ids in order.
+fn postgres_crate(host: &str, port: u16) -> Vec<Xid> {
+    make_portable(host, port);
+    let mut c = connect_as(host, port, WRITER);
+    assert_eq!(edition::detect(&mut c).unwrap(), Some(Edition::Portable));
+    assert_eq!(Edition::Portable.to_string(), "portable");
+    c.batch_execute(&format!(
+        "INSERT INTO public.items (n) SELECT g FROM generate_series(1, {ROWS}) g"
+    ))
+    .unwrap();
+    let texts: Vec<String> = c
+        .query("SELECT id FROM public.items ORDER BY id", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    // The text the server sends reads as Xid.
+    let ids: Vec<Xid> = c
+        .query("SELECT id FROM public.items ORDER BY id", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(ids.len(), ROWS as usize);
+    assert_eq!(ids.iter().map(|x| x.to_string()).collect::<Vec<_>>(), texts);
+    // WHERE id = $1: the server types $1 as text; the Xid binds its text.
+    let n: i32 = c
+        .query_one("SELECT n FROM public.items WHERE id = $1", &[&ids[3]])
+        .unwrap()
+        .get(0);
+    let again: Xid = c
+        .query_one("SELECT id FROM public.items WHERE n = $1", &[&n])
+        .unwrap()
+        .get(0);
+    assert_eq!(again, ids[3]);
+    // Keyset pages from the smallest id: every row once, in order.
+    let mut seen = Vec::new();
+    let mut last = floor();
+    loop {
+        let page: Vec<Xid> = c
+            .query(
+                "SELECT id FROM public.items WHERE id > $1 ORDER BY id LIMIT $2",
+                &[&last, &PAGE],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let Some(end) = page.last() else { break };
+        last = *end;
+        seen.extend(page);
+    }
+    assert_eq!(seen, ids);
+    // INSERT: $1 is typed as the portable domain; = ANY($1) of a Vec<Xid> (text[]).
+    let made: Xid = "9m4e2mr0ui3e8a215n4g".parse().unwrap();
+    c.execute("INSERT INTO public.items (id, n) VALUES ($1, 0)", &[&made])
+        .unwrap();
+    let count: i64 = c
+        .query_one(
+            "SELECT count(*) FROM public.items WHERE id = ANY($1)",
+            &[&vec![made, ids[0], ids[1]]],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(count, 3);
+    c.execute("DELETE FROM public.items WHERE id = $1", &[&made])
+        .unwrap();
+    ids
+}
+
+/// sqlx (binary): reads Xid from the text; binds the text of an Xid.
+async fn sqlx_driver(host: &str, port: u16, ids: &[Xid]) {
+    use sqlx::postgres::PgConnectOptions;
+    use sqlx::Connection;
+
+    let options = PgConnectOptions::new()
+        .socket(host)
+        .port(port)
+        .username(WRITER)
+        .database(DB);
+    let mut c = sqlx::PgConnection::connect_with(&options).await.unwrap();
+    assert_eq!(
+        edition::detect_sqlx(&mut c).await.unwrap(),
+        Some(Edition::Portable)
+    );
+    let got: Vec<Xid> = sqlx::query_scalar("SELECT id FROM public.items ORDER BY id")
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(got, ids);
+    let found: Xid = sqlx::query_scalar("SELECT id FROM public.items WHERE id = $1")
+        .bind(ids[5].to_string())
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(found, ids[5]);
+    let mut seen = Vec::new();
+    let mut last = floor();
+    loop {
+        let page: Vec<Xid> =
+            sqlx::query_scalar("SELECT id FROM public.items WHERE id > $1 ORDER BY id LIMIT $2")
+                .bind(last.to_string())
+                .bind(PAGE)
+                .fetch_all(&mut c)
+                .await
+                .unwrap();
+        let Some(end) = page.last() else { break };
+        last = *end;
+        seen.extend(page);
+    }
+    assert_eq!(seen, ids);
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "current_thread")]
+#[ignore = "needs the test cluster (scripts/test.sh: --include-ignored)"]
+async fn native_edition() {
+    use sqlx::postgres::PgConnectOptions;
+    use sqlx::Connection;
+
+    let (host, port) = server();
+    let db = "rust_client_native_edition";
+    {
+        let (host, port) = (host.clone(), port);
+        tokio::task::spawn_blocking(move || {
+            let mut c = common::fresh_database(&host, port, db);
+            assert_eq!(edition::detect(&mut c).unwrap(), Some(Edition::Native));
+            let x: Xid = c.query_one("SELECT ids.gen_xid12()", &[]).unwrap().get(0);
+            let back: Xid = c.query_one("SELECT $1::ids.xid12", &[&x]).unwrap().get(0);
+            assert_eq!(back, x);
+            let mut none = common::empty_database(&host, port, "rust_client_no_edition", "");
+            assert_eq!(edition::detect(&mut none).unwrap(), None);
+        })
+        .await
+        .unwrap();
+    }
+    let options = PgConnectOptions::new()
+        .socket(&host)
+        .port(port)
+        .username("postgres")
+        .database(db);
+    let mut c = sqlx::PgConnection::connect_with(&options).await.unwrap();
+    assert_eq!(
+        edition::detect_sqlx(&mut c).await.unwrap(),
+        Some(Edition::Native)
+    );
+    c.close().await.unwrap();
+}

@@ -327,6 +327,8 @@ test_version() {
         bash "$ROOT/tests/portable/run.sh" "$PG_MAJOR"
         say "PostgreSQL $PG_MAJOR: the portable edition as a pg_tle extension (tests/portable/run_tle.sh)"
         bash "$ROOT/tests/portable/run_tle.sh" "$PG_MAJOR"
+        say "PostgreSQL $PG_MAJOR: the README's managed-service block (tests/portable/readme_block.sh)"
+        bash "$ROOT/tests/portable/readme_block.sh" "$PG_MAJOR"
     fi
 }
 
@@ -432,6 +434,8 @@ if testing 18 && wants bench; then
     # The registry's benchmark too (round trips, concurrency, the app pool's renewals at 768
     # writers): its grants must keep to the pools' leases.
     bash "$ROOT/scripts/bench.sh" 18 registry --quick
+    # The portable edition against the native one and the built-ins, on a cluster of its own.
+    "$ROOT/.venv/bin/python" "$ROOT/bench/portable.py" --cluster 18 --quick
     timings="$timings  PostgreSQL 18 benchmark smoke tests (scripts/bench.sh 18 --quick, and registry --quick): $((SECONDS - started)) s"$'\n'
 fi
 if testing 18 && wants packaging; then

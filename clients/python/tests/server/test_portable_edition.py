@@ -209,3 +209,97 @@ def test_neither_edition():
         assert pg_idgen.psycopg.edition(conn) is None
         with pytest.raises(ExtensionMissingError, match="nor a portable xid12 domain"):
             pg_idgen.psycopg.register(conn)
+
+
+MALLORY = "pyclient_portable_mallory"
+
+PLANT = """
+CREATE SCHEMA {schema};
+CREATE DOMAIN {schema}.xid12 AS text CHECK (VALUE IS NULL);
+CREATE FUNCTION {schema}.idgen_portable_version() RETURNS text LANGUAGE sql AS $$SELECT '9'$$;
+"""
+
+
+def _mallory(database: str) -> str:
+    """A role that is not the database owner, with CREATE on the database."""
+    with connect() as admin:
+        admin.execute(f"DROP ROLE IF EXISTS {MALLORY}")
+        admin.execute(f"CREATE ROLE {MALLORY} LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB")
+        admin.execute(f"GRANT CREATE ON DATABASE {database} TO {MALLORY}")
+    return dsn(dbname=database).replace("user=postgres", f"user={MALLORY}")
+
+
+def _drop_mallory(database: str) -> None:
+    with connect(dbname=database) as admin:
+        admin.execute(f"DROP OWNED BY {MALLORY} CASCADE")
+    with connect() as admin:
+        admin.execute(f"DROP ROLE IF EXISTS {MALLORY}")
+
+
+def test_planted_lookalike_ignored(portable_db):
+    """A schema sorting first, made by a role that is not the database owner: not the edition."""
+    mallory = _mallory(DB)
+    try:
+        with psycopg.connect(mallory, autocommit=True) as conn:
+            conn.execute(PLANT.format(schema="aaa"))
+            # Visible to the planter itself, the real one not: still the real one.
+            real = conn.execute(
+                "SELECT t.oid FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace "
+                "WHERE n.nspname = 'idgen' AND t.typname = 'xid12'").fetchone()[0]
+            conn.execute("SET search_path = aaa")
+            assert pg_idgen.psycopg.register(conn).oid == real
+        with psycopg.connect(portable_db, autocommit=True) as conn:
+            assert pg_idgen.psycopg.edition(conn) == "portable"
+            assert pg_idgen.psycopg.register(conn).oid == real
+
+        async def go():
+            conn = await asyncpg.connect(host=os.environ["PG_IDGEN_HOST"],
+                                         port=int(os.environ["PG_IDGEN_PORT"]), user=WRITER, database=DB)
+            try:
+                assert await pg_idgen.asyncpg.register(conn) == "portable"
+            finally:
+                await conn.close()
+
+        asyncio.run(go())
+    finally:
+        _drop_mallory(DB)
+
+
+def test_planted_lookalike_alone_is_none():
+    name = fresh_database("pyclient_planted_only")
+    mallory = _mallory(name)
+    try:
+        with psycopg.connect(mallory, autocommit=True) as conn:
+            conn.execute(PLANT.format(schema="aaa"))
+            conn.execute("SET search_path = aaa")
+            assert pg_idgen.psycopg.edition(conn) is None
+            with pytest.raises(ExtensionMissingError):
+                pg_idgen.psycopg.register(conn)
+    finally:
+        _drop_mallory(name)
+
+
+def test_two_owner_candidates_are_ambiguous(portable_db):
+    owner_dsn = dsn(dbname=DB).replace("user=postgres", f"user={OWNER}")
+    with psycopg.connect(owner_dsn, autocommit=True) as conn:
+        conn.execute(PLANT.format(schema="aaa"))
+    try:
+        with psycopg.connect(portable_db, autocommit=True) as conn:
+            with pytest.raises(psycopg.Error, match=r"more than one portable edition, in schemas aaa, idgen"):
+                pg_idgen.psycopg.edition(conn)
+            with pytest.raises(psycopg.Error, match=r"more than one portable edition"):
+                pg_idgen.psycopg.register(conn)
+
+        async def go():
+            conn = await asyncpg.connect(host=os.environ["PG_IDGEN_HOST"],
+                                         port=int(os.environ["PG_IDGEN_PORT"]), user=WRITER, database=DB)
+            try:
+                with pytest.raises(asyncpg.PostgresError, match=r"schemas aaa, idgen"):
+                    await pg_idgen.asyncpg.register(conn)
+            finally:
+                await conn.close()
+
+        asyncio.run(go())
+    finally:
+        with psycopg.connect(owner_dsn, autocommit=True) as conn:
+            conn.execute("DROP SCHEMA aaa CASCADE")

@@ -25,6 +25,42 @@ END
 $pg_idgen_check$;
 CREATE SCHEMA IF NOT EXISTS :"schema";
 
+-- ===== portable/src/05_schema.sql =====
+DO $pg_idgen_install$
+BEGIN
+    EXECUTE replace($pg_idgen_src$
+-- The install schema must be the installing role's alone: its functions run as that role (the
+-- gates are SECURITY DEFINER) and call each other by schema-qualified name, so a role that can
+-- CREATE in the schema could plant objects they might resolve to. Refused: a schema owned by
+-- another role, or on which another role or PUBLIC has CREATE (PostgreSQL 14's public schema).
+DO $$
+DECLARE
+    nsp pg_catalog.oid := '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid;
+    owner pg_catalog.oid;
+    creators text;
+BEGIN
+    SELECT n.nspowner INTO owner FROM pg_catalog.pg_namespace n WHERE n.oid = nsp;
+    IF owner <> (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+        RAISE EXCEPTION 'pg_idgen portable: schema @extschema@ is owned by %, not by the installing role %',
+                        owner::pg_catalog.regrole, CURRENT_USER
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Install into a schema the installing role owns and on which no other role has CREATE.';
+    END IF;
+    SELECT pg_catalog.string_agg(CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE a.grantee::pg_catalog.regrole::text END, ', ')
+      INTO creators
+      FROM pg_catalog.pg_namespace n, pg_catalog.aclexplode(n.nspacl) a
+     WHERE n.oid = nsp AND a.privilege_type = 'CREATE' AND a.grantee <> owner;
+    IF creators IS NOT NULL THEN
+        RAISE EXCEPTION 'pg_idgen portable: other roles can CREATE in schema @extschema@: %', creators
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'REVOKE CREATE ON SCHEMA @extschema@ FROM those roles, or install into a schema of its own.';
+    END IF;
+END
+$$;
+$pg_idgen_src$, '@extschema@', quote_ident(current_setting('idgen_portable.install_schema')));
+END
+$pg_idgen_install$;
+
 -- ===== portable/src/10_config.sql =====
 DO $pg_idgen_install$
 BEGIN
@@ -474,7 +510,7 @@ CREATE SEQUENCE @extschema@.idgen_xid12_seq AS bigint MINVALUE 0 START 0 NO CYCL
 -- This session's machine id.
 CREATE FUNCTION @extschema@.xid12_current_machine() RETURNS bytea
     LANGUAGE sql STABLE PARALLEL SAFE
-RETURN substr(int8send(@extschema@.idgen_config_get('machine')), 6, 3);
+RETURN substr(int8send(@extschema@.idgen_config_get('machine'::pg_catalog.text)), 6, 3);
 
 -- What gen_xid12 caches: machine << 16 | the low 16 bits of the backend's pid.
 CREATE FUNCTION @extschema@.idgen_xid12_ready() RETURNS bigint
@@ -484,7 +520,7 @@ AS $$
 DECLARE
     mp bigint;
 BEGIN
-    mp := (@extschema@.idgen_config_get('machine') << 16) | (pg_backend_pid() & 65535);
+    mp := (@extschema@.idgen_config_get('machine'::pg_catalog.text) << 16) | (pg_backend_pid() & 65535);
     PERFORM set_config('idgen_portable.xid12_mp', mp::text, false);
     RETURN mp;
 END
@@ -509,7 +545,7 @@ BEGIN
         mp := @extschema@.idgen_xid12_ready();
     END IF;
     IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq');
+        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
     END IF;
     v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
     IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
@@ -517,9 +553,9 @@ BEGIN
     END IF;
     s := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;
     IF (v >> 24) < s THEN
-        IF @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq', s << 24) THEN
+        IF @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24) THEN
             IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq');
+                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
             END IF;
             v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
             IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
@@ -565,7 +601,7 @@ BEGIN
         mp := @extschema@.idgen_xid12_ready();
     END IF;
     IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq');
+        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
     END IF;
     v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
     IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
@@ -927,7 +963,7 @@ BEGIN
                   HINT = 'Give this database a worker id (0 .. 1023) unique among the databases whose snowflake ids meet, e.g. UPDATE '
                          || '@extschema@.idgen_config SET worker_id = 1; (sessions read it when they start).';
     END IF;
-    PERFORM @extschema@.idgen_config_get('sf_epoch');
+    PERFORM @extschema@.idgen_config_get('sf_epoch'::pg_catalog.text);
     PERFORM set_config('idgen_portable.sf_worker', (worker::bigint << 12)::text, false);
     RETURN worker::bigint << 12;
 END
@@ -950,7 +986,7 @@ BEGIN
     END IF;
     e := pg_catalog.current_setting('idgen_portable.sf_epoch')::bigint;
     IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq');
+        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
     END IF;
     v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
     IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
@@ -958,9 +994,9 @@ BEGIN
     END IF;
     ms := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
     IF (v >> 12) < ms THEN
-        IF @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq', ms << 12) THEN
+        IF @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass, ms << 12) THEN
             IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq');
+                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
             END IF;
             v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
             IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
@@ -993,7 +1029,7 @@ RETURN CASE WHEN id >= 0 THEN id
 CREATE FUNCTION @extschema@.snowflake_time(id bigint) RETURNS timestamptz
     LANGUAGE sql STABLE STRICT PARALLEL SAFE
 RETURN '1970-01-01 00:00:00+00'::timestamptz
-    + ((@extschema@.idgen_snowflake_valid(id) >> 22) + @extschema@.idgen_config_get('sf_epoch')) * interval '1 millisecond';
+    + ((@extschema@.idgen_snowflake_valid(id) >> 22) + @extschema@.idgen_config_get('sf_epoch'::pg_catalog.text)) * interval '1 millisecond';
 
 CREATE FUNCTION @extschema@.snowflake_worker(id bigint) RETURNS integer
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
@@ -1016,7 +1052,7 @@ BEGIN
         RETURN -1;
     END IF;
     PERFORM @extschema@.idgen_unix_seconds(ts);  -- infinity: native's error
-    ms := floor(extract(epoch FROM ts) * 1000)::bigint - @extschema@.idgen_config_get('sf_epoch');
+    ms := floor(extract(epoch FROM ts) * 1000)::bigint - @extschema@.idgen_config_get('sf_epoch'::pg_catalog.text);
     IF ms > 2199023255551 THEN
         RAISE EXCEPTION 'time % ms after the snowflake epoch is beyond the 41-bit snowflake range (at most 2199023255551 ms, about 69 years)', ms
             USING ERRCODE = 'datetime_field_overflow';

@@ -193,7 +193,7 @@ CREATE SEQUENCE @extschema@.idgen_xid12_seq AS bigint MINVALUE 0 START 0 NO CYCL
 -- This session's machine id.
 CREATE FUNCTION @extschema@.xid12_current_machine() RETURNS bytea
     LANGUAGE sql STABLE PARALLEL SAFE
-RETURN substr(int8send(@extschema@.idgen_config_get('machine')), 6, 3);
+RETURN substr(int8send(@extschema@.idgen_config_get('machine'::pg_catalog.text)), 6, 3);
 
 -- What gen_xid12 caches: machine << 16 | the low 16 bits of the backend's pid.
 CREATE FUNCTION @extschema@.idgen_xid12_ready() RETURNS bigint
@@ -203,7 +203,7 @@ AS $$
 DECLARE
     mp bigint;
 BEGIN
-    mp := (@extschema@.idgen_config_get('machine') << 16) | (pg_backend_pid() & 65535);
+    mp := (@extschema@.idgen_config_get('machine'::pg_catalog.text) << 16) | (pg_backend_pid() & 65535);
     PERFORM set_config('idgen_portable.xid12_mp', mp::text, false);
     RETURN mp;
 END
@@ -228,7 +228,7 @@ BEGIN
         mp := @extschema@.idgen_xid12_ready();
     END IF;
     IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq');
+        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
     END IF;
     v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
     IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
@@ -236,9 +236,9 @@ BEGIN
     END IF;
     s := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;
     IF (v >> 24) < s THEN
-        IF @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq', s << 24) THEN
+        IF @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24) THEN
             IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq');
+                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
             END IF;
             v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
             IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
@@ -284,7 +284,7 @@ BEGIN
         mp := @extschema@.idgen_xid12_ready();
     END IF;
     IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq');
+        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
     END IF;
     v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
     IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN

@@ -20,7 +20,7 @@ BEGIN
                   HINT = 'Give this database a worker id (0 .. 1023) unique among the databases whose snowflake ids meet, e.g. UPDATE '
                          || '@extschema@.idgen_config SET worker_id = 1; (sessions read it when they start).';
     END IF;
-    PERFORM @extschema@.idgen_config_get('sf_epoch');
+    PERFORM @extschema@.idgen_config_get('sf_epoch'::pg_catalog.text);
     PERFORM set_config('idgen_portable.sf_worker', (worker::bigint << 12)::text, false);
     RETURN worker::bigint << 12;
 END
@@ -43,7 +43,7 @@ BEGIN
     END IF;
     e := pg_catalog.current_setting('idgen_portable.sf_epoch')::bigint;
     IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq');
+        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
     END IF;
     v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
     IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
@@ -51,9 +51,9 @@ BEGIN
     END IF;
     ms := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
     IF (v >> 12) < ms THEN
-        IF @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq', ms << 12) THEN
+        IF @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass, ms << 12) THEN
             IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq');
+                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
             END IF;
             v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
             IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
@@ -86,7 +86,7 @@ RETURN CASE WHEN id >= 0 THEN id
 CREATE FUNCTION @extschema@.snowflake_time(id bigint) RETURNS timestamptz
     LANGUAGE sql STABLE STRICT PARALLEL SAFE
 RETURN '1970-01-01 00:00:00+00'::timestamptz
-    + ((@extschema@.idgen_snowflake_valid(id) >> 22) + @extschema@.idgen_config_get('sf_epoch')) * interval '1 millisecond';
+    + ((@extschema@.idgen_snowflake_valid(id) >> 22) + @extschema@.idgen_config_get('sf_epoch'::pg_catalog.text)) * interval '1 millisecond';
 
 CREATE FUNCTION @extschema@.snowflake_worker(id bigint) RETURNS integer
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
@@ -109,7 +109,7 @@ BEGIN
         RETURN -1;
     END IF;
     PERFORM @extschema@.idgen_unix_seconds(ts);  -- infinity: native's error
-    ms := floor(extract(epoch FROM ts) * 1000)::bigint - @extschema@.idgen_config_get('sf_epoch');
+    ms := floor(extract(epoch FROM ts) * 1000)::bigint - @extschema@.idgen_config_get('sf_epoch'::pg_catalog.text);
     IF ms > 2199023255551 THEN
         RAISE EXCEPTION 'time % ms after the snowflake epoch is beyond the 41-bit snowflake range (at most 2199023255551 ms, about 69 years)', ms
             USING ERRCODE = 'datetime_field_overflow';

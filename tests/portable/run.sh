@@ -47,6 +47,21 @@ as_owner() { "$BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U id
 say "install as idgen_owner"
 out=$(as_owner -f "$SCRIPT" 2>&1 || true)
 grep -q "give the schema to install into" <<<"$out" || die "the script ran without -v schema: $out"
+# A schema another role can CREATE in (or owns) is refused, with 42501.
+refused() {
+    local out
+    out=$(as_owner -v VERBOSITY=verbose -v schema="$1" -f "$SCRIPT" 2>&1) && die "installed into $1: $2"
+    grep -q "ERROR:  42501: pg_idgen portable: .*$2" <<<"$out" || die "install into $1: $out"
+    as_owner -tAc "SELECT count(*) FROM pg_proc WHERE pronamespace = '$1'::regnamespace" | grep -qx 0 || die "objects left in $1"
+}
+as_owner -c "CREATE SCHEMA idgen_shared" -c "GRANT CREATE ON SCHEMA idgen_shared TO idgen_other"
+refused idgen_shared "other roles can CREATE in schema idgen_shared: idgen_other"
+as_owner -c "REVOKE CREATE ON SCHEMA idgen_shared FROM idgen_other" -c "GRANT CREATE ON SCHEMA idgen_shared TO PUBLIC"
+refused idgen_shared "other roles can CREATE in schema idgen_shared: PUBLIC"
+psql_at portable "$PORT" app -c "CREATE SCHEMA idgen_theirs AUTHORIZATION idgen_other" -c "GRANT CREATE, USAGE ON SCHEMA idgen_theirs TO idgen_owner"
+refused idgen_theirs "is owned by idgen_other, not by the installing role idgen_owner"
+as_owner -c "DROP SCHEMA idgen_shared"
+psql_at portable "$PORT" app -c "DROP SCHEMA idgen_theirs"
 as_owner -v schema=idgen -f "$SCRIPT"
 as_owner -tAc "SELECT 'installed pg_idgen portable ' || idgen.idgen_portable_version() || ' into schema idgen as ' || current_user
                || ' (superuser: ' || (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) || ')'"

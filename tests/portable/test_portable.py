@@ -472,6 +472,43 @@ def security(p, writer_dsn):
     w.execute("SET search_path = pg_catalog")
     w.execute("DROP SCHEMA hostile CASCADE")
 
+    # Overloads planted in the install schema itself (the install refuses a schema others can
+    # CREATE in: tests/portable/run.sh; here CREATE is granted after it): an untyped literal
+    # argument would resolve to (text, ...) and run it as the owner inside the gates.
+    p.execute("GRANT CREATE ON SCHEMA idgen TO idgen_writer")
+    for name, args, ret in (
+        ("idgen_sequence_jump", "text, bigint", "boolean"),
+        ("idgen_sequence_wait", "text", "void"),
+        ("idgen_config_get", "varchar", "bigint"),
+        ("idgen_b32_lanes", "numeric", "bigint"),
+        ("xid12_encode", "numeric, numeric", "idgen.xid12"),
+    ):
+        w.execute(
+            f"CREATE FUNCTION idgen.{name}({args}) RETURNS {ret} LANGUAGE plpgsql AS $b$"
+            f" BEGIN RAISE EXCEPTION 'planted idgen.{name} ran as %', current_user; END $b$"
+        )
+    w.execute("RESET ALL")
+    got = []
+    for _ in range(3):
+        time.sleep(1.05)  # a new second: both gates jump their sequence
+        got += [
+            outcome(w, f"SELECT idgen.{f}::text")
+            for f in ("gen_xid12()", "gen_snowflake()", "gen_xid12(now())")
+        ]
+    check(
+        all(g[0] == "ok" for g in got),
+        f"overloads planted in the install schema: {[g for g in got if g[0] != 'ok'][:1]}",
+    )
+    for name, args in (
+        ("idgen_sequence_jump", "text, bigint"),
+        ("idgen_sequence_wait", "text"),
+        ("idgen_config_get", "varchar"),
+        ("idgen_b32_lanes", "numeric"),
+        ("xid12_encode", "numeric, numeric"),
+    ):
+        w.execute(f"DROP FUNCTION idgen.{name}({args})")
+    p.execute("REVOKE CREATE ON SCHEMA idgen FROM idgen_writer")
+
     # A forged session cache (any role may set idgen_portable.*) shapes only the caller's ids:
     # the sequences move by the calls made, toward the clock, never elsewhere.
     before = p.execute(

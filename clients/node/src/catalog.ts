@@ -38,14 +38,17 @@ SELECT t.oid::pg_catalog.int4 AS oid, t.typarray::pg_catalog.int4 AS typarray, n
   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
  WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen'::pg_catalog.name`;
 
-// Which edition and its xid12: the native extension (pg_extension pg_idgen, a base type xid12) or
-// the portable edition: a domain xid12 over text in the schema of the pg_tle extension pg_idgen,
-// or in a schema holding idgen_portable_version() owned by the domain's owner. The extension
-// first, then a type visible through search_path, then by schema name.
+// Which edition the database has, and its xid12 type: its oid, array oid, schema
+// and visibility. The native extension (pg_extension pg_idgen, a base type xid12) or the
+// portable edition: a domain xid12 over text in the schema of the pg_tle extension pg_idgen,
+// or in a schema holding idgen_portable_version() owned by the domain's owner, who must be the
+// database owner (or a member of it) or a superuser: a look-alike planted by another role is
+// not a candidate. The extension first; more than one portable candidate without it is an
+// error naming their schemas (the query fails), never a pick by name. Every relation,
+// function and operator is named with its schema.
 export const EDITION_QUERY = `
-SELECT CASE t.typtype WHEN 'b' THEN 'native' ELSE 'portable' END AS edition,
-       t.oid::pg_catalog.int4 AS oid, t.typarray::pg_catalog.int4 AS typarray, n.nspname AS schema,
-       pg_catalog.pg_type_is_visible(t.oid) AS visible
+WITH c AS (
+SELECT s.rank, t.typtype, t.oid, t.typarray, n.nspname, n.oid AS nspoid
   FROM (SELECT e.extnamespace AS nsp, 0 AS rank, NULL::pg_catalog.oid AS owner
           FROM pg_catalog.pg_extension e
          WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen'::pg_catalog.name
@@ -59,9 +62,31 @@ SELECT CASE t.typtype WHEN 'b' THEN 'native' ELSE 'portable' END AS edition,
    AND (t.typtype OPERATOR(pg_catalog.=) 'b'::pg_catalog.char AND s.rank OPERATOR(pg_catalog.=) 0
         OR t.typtype OPERATOR(pg_catalog.=) 'd'::pg_catalog.char
            AND t.typbasetype OPERATOR(pg_catalog.=) 'pg_catalog.text'::pg_catalog.regtype
-           AND (s.owner IS NULL OR s.owner OPERATOR(pg_catalog.=) t.typowner))
-  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
- ORDER BY s.rank, pg_catalog.pg_type_is_visible(t.oid) DESC, n.nspname
+           AND (s.owner IS NULL
+                OR s.owner OPERATOR(pg_catalog.=) t.typowner
+                   AND (EXISTS (SELECT 1 FROM pg_catalog.pg_database d
+                                 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+                                   AND pg_catalog.pg_has_role(t.typowner, d.datdba, 'MEMBER'::pg_catalog.text))
+                        OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+                                    WHERE r.oid OPERATOR(pg_catalog.=) t.typowner AND r.rolsuper))))
+  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace)
+SELECT CASE WHEN c.typtype OPERATOR(pg_catalog.=) 'b'::pg_catalog.char THEN 'native'
+            WHEN c.rank OPERATOR(pg_catalog.=) 1
+             AND (SELECT pg_catalog.count(*) FROM c x WHERE x.rank OPERATOR(pg_catalog.=) 1)
+                 OPERATOR(pg_catalog.>) 1
+            THEN ('pg_idgen: more than one portable edition, in schemas '::pg_catalog.text
+                  OPERATOR(pg_catalog.||)
+                  (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(x.nspname), ', '
+                                                ORDER BY x.nspname)
+                     FROM c x WHERE x.rank OPERATOR(pg_catalog.=) 1)
+                  OPERATOR(pg_catalog.||)
+                  ': drop all but one, or install the extension'::pg_catalog.text
+                 )::pg_catalog.int4::pg_catalog.text
+            ELSE 'portable' END AS edition,
+       c.oid::pg_catalog.int4 AS oid, c.typarray::pg_catalog.int4 AS typarray, c.nspname AS schema,
+       pg_catalog.pg_type_is_visible(c.oid) AS visible
+  FROM c
+ ORDER BY c.rank, c.nspname
  LIMIT 1`;
 
 export const SCHEMA_QUERY = `

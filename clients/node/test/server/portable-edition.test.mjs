@@ -67,6 +67,15 @@ async function makePortable() {
 
 const FLOOR = Xid.parse('00000000000000000000');
 
+const MALLORY = 'node_portable_mallory';
+
+/** A look-alike portable edition in `schema`: a domain xid12 over text and the version function. */
+function plant(schema) {
+  return `CREATE SCHEMA ${schema};
+    CREATE DOMAIN ${schema}.xid12 AS text CHECK (VALUE IS NULL);
+    CREATE FUNCTION ${schema}.idgen_portable_version() RETURNS text LANGUAGE sql AS $$SELECT '9'$$`;
+}
+
 describe('the portable edition', { skip }, () => {
   before(makePortable);
 
@@ -138,6 +147,57 @@ describe('the portable edition', { skip }, () => {
       assert.equal((await sql`SELECT n FROM public.items WHERE id = ${made}`)[0].n, -1);
     } finally {
       await sql.end();
+    }
+  });
+
+  // A role that is not the database owner plants a look-alike (domain xid12 + the version
+  // function) in a schema sorting first, visible to it and the real one not: never the edition.
+  test('a look-alike planted by a role that is not the owner is ignored; two owner-made are an error', async () => {
+    await withClient(config('postgres'), async (admin) => {
+      await admin.query(`DROP ROLE IF EXISTS ${MALLORY}`);
+      await admin.query(`CREATE ROLE ${MALLORY} LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB`);
+      await admin.query(`GRANT CREATE ON DATABASE ${DB} TO ${MALLORY}`);
+    });
+    try {
+      await withClient({ ...config(DB), user: MALLORY }, async (c) => {
+        await c.query(plant('aaa'));
+        await c.query('SET search_path = aaa');
+        const info = await registerTypes(c);
+        assert.equal(info.schema, 'idgen');
+      });
+      await withClient({ ...config(DB), user: WRITER }, async (c) => {
+        assert.equal((await registerTypes(c)).schema, 'idgen');
+      });
+      const sql = postgres({ ...config(DB), username: WRITER, onnotice: () => undefined });
+      try {
+        assert.equal((await lookupTypes(sql)).schema, 'idgen');
+      } finally {
+        await sql.end();
+      }
+    } finally {
+      await withClient(config(DB), (admin) => admin.query(`DROP OWNED BY ${MALLORY} CASCADE`));
+    }
+    // Two candidates made by the owner: an error naming both schemas, not a pick by name.
+    await withClient({ ...config(DB), user: OWNER }, (c) => c.query(plant('aaa')));
+    try {
+      await withClient({ ...config(DB), user: WRITER }, async (c) => {
+        await assert.rejects(registerTypes(c), /more than one portable edition, in schemas aaa, idgen/);
+      });
+    } finally {
+      await withClient({ ...config(DB), user: OWNER }, (c) => c.query('DROP SCHEMA aaa CASCADE'));
+    }
+    // The look-alike alone: no edition.
+    await freshDatabase('node_planted_only', { extension: false });
+    await withClient(config('postgres'), (admin) => admin.query(`GRANT CREATE ON DATABASE node_planted_only TO ${MALLORY}`));
+    try {
+      await withClient({ ...config('node_planted_only'), user: MALLORY }, async (c) => {
+        await c.query(plant('aaa'));
+        await c.query('SET search_path = aaa');
+        await assert.rejects(registerTypes(c), (e) => e instanceof ExtensionMissingError);
+      });
+    } finally {
+      await withClient(config('node_planted_only'), (admin) => admin.query(`DROP OWNED BY ${MALLORY} CASCADE`));
+      await withClient(config('postgres'), (admin) => admin.query(`DROP ROLE IF EXISTS ${MALLORY}`));
     }
   });
 });

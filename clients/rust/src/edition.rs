@@ -48,10 +48,14 @@ impl std::fmt::Display for Edition {
 /// The catalog query [`detect`] and [`detect_sqlx`] run: one row, `'native'` or `'portable'`,
 /// or none. Native: pg_extension `pg_idgen` with a base type `xid12` in its schema. Portable: a
 /// domain `xid12` over `text` in the schema of the pg_tle extension `pg_idgen`, or in a schema
-/// holding `idgen_portable_version()` owned by the domain's owner. Every relation, function and
+/// holding `idgen_portable_version()` owned by the domain's owner, who must be the database
+/// owner (or a member of it) or a superuser: a look-alike planted by another role is not a
+/// candidate. The extension first; more than one portable candidate without it fails the query
+/// with an error naming their schemas, never a pick by name. Every relation, function and
 /// operator is named with its schema: nothing resolves through the caller's `search_path`.
 pub const EDITION_QUERY: &str = "
-SELECT CASE t.typtype WHEN 'b' THEN 'native' ELSE 'portable' END
+WITH c AS (
+SELECT s.rank, t.typtype, t.oid, t.typarray, n.nspname, n.oid AS nspoid
   FROM (SELECT e.extnamespace AS nsp, 0 AS rank, NULL::pg_catalog.oid AS owner
           FROM pg_catalog.pg_extension e
          WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen'::pg_catalog.name
@@ -65,8 +69,29 @@ SELECT CASE t.typtype WHEN 'b' THEN 'native' ELSE 'portable' END
    AND (t.typtype OPERATOR(pg_catalog.=) 'b'::pg_catalog.char AND s.rank OPERATOR(pg_catalog.=) 0
         OR t.typtype OPERATOR(pg_catalog.=) 'd'::pg_catalog.char
            AND t.typbasetype OPERATOR(pg_catalog.=) 'pg_catalog.text'::pg_catalog.regtype
-           AND (s.owner IS NULL OR s.owner OPERATOR(pg_catalog.=) t.typowner))
- ORDER BY s.rank, pg_catalog.pg_type_is_visible(t.oid) DESC
+           AND (s.owner IS NULL
+                OR s.owner OPERATOR(pg_catalog.=) t.typowner
+                   AND (EXISTS (SELECT 1 FROM pg_catalog.pg_database d
+                                 WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+                                   AND pg_catalog.pg_has_role(t.typowner, d.datdba, 'MEMBER'::pg_catalog.text))
+                        OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+                                    WHERE r.oid OPERATOR(pg_catalog.=) t.typowner AND r.rolsuper))))
+  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace)
+SELECT CASE WHEN c.typtype OPERATOR(pg_catalog.=) 'b'::pg_catalog.char THEN 'native'
+            WHEN c.rank OPERATOR(pg_catalog.=) 1
+             AND (SELECT pg_catalog.count(*) FROM c x WHERE x.rank OPERATOR(pg_catalog.=) 1)
+                 OPERATOR(pg_catalog.>) 1
+            THEN ('pg_idgen: more than one portable edition, in schemas '::pg_catalog.text
+                  OPERATOR(pg_catalog.||)
+                  (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(x.nspname), ', '
+                                                ORDER BY x.nspname)
+                     FROM c x WHERE x.rank OPERATOR(pg_catalog.=) 1)
+                  OPERATOR(pg_catalog.||)
+                  ': drop all but one, or install the extension'::pg_catalog.text
+                 )::pg_catalog.int4::pg_catalog.text
+            ELSE 'portable' END
+  FROM c
+ ORDER BY c.rank, c.nspname
  LIMIT 1";
 
 /// Which edition the database of `client` has (`None`: neither), through the `postgres` crate.

@@ -102,6 +102,85 @@ async fn portable_edition() {
             .unwrap()
     };
     sqlx_driver(&host, port, &ids).await;
+    tokio::task::spawn_blocking(move || planted(&host, port))
+        .await
+        .unwrap();
+}
+
+const MALLORY: &str = "rust_client_portable_mallory";
+
+/// A look-alike portable edition in `schema`: a domain xid12 over text and the version function.
+fn plant(schema: &str) -> String {
+    format!(
+        "CREATE SCHEMA {schema};
+         CREATE DOMAIN {schema}.xid12 AS text CHECK (VALUE IS NULL);
+         CREATE FUNCTION {schema}.idgen_portable_version() RETURNS text LANGUAGE sql
+             AS $$SELECT '9'$$;"
+    )
+}
+
+fn connect_to(host: &str, port: u16, user: &str, db: &str) -> postgres::Client {
+    postgres::Config::new()
+        .host_path(host)
+        .port(port)
+        .user(user)
+        .dbname(db)
+        .connect(postgres::NoTls)
+        .unwrap()
+}
+
+/// A role that is not the database owner plants a look-alike in a schema sorting first (visible
+/// to it, the real one not): not a candidate, so no ambiguity, and alone it is no edition. Two
+/// candidates made by the owner: an error naming both schemas, not a pick by name.
+fn planted(host: &str, port: u16) {
+    let alone = "rust_client_planted_only";
+    let mut admin = connect(host, port, "postgres");
+    admin
+        .batch_execute(&format!(
+            "DROP ROLE IF EXISTS {MALLORY};
+             CREATE ROLE {MALLORY} LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB;
+             GRANT CREATE ON DATABASE {DB} TO {MALLORY};"
+        ))
+        .unwrap();
+    let mut m = connect_as(host, port, MALLORY);
+    m.batch_execute(&plant("aaa")).unwrap();
+    m.batch_execute("SET search_path = aaa").unwrap();
+    assert_eq!(edition::detect(&mut m).unwrap(), Some(Edition::Portable));
+    let mut w = connect_as(host, port, WRITER);
+    assert_eq!(edition::detect(&mut w).unwrap(), Some(Edition::Portable));
+    drop(m);
+    connect(host, port, DB)
+        .batch_execute(&format!("DROP OWNED BY {MALLORY} CASCADE"))
+        .unwrap();
+
+    let mut owner = connect_as(host, port, OWNER);
+    owner.batch_execute(&plant("aaa")).unwrap();
+    let err = edition::detect(&mut w).unwrap_err();
+    let detail = err
+        .as_db_error()
+        .map_or_else(|| err.to_string(), |e| e.message().to_owned());
+    assert!(
+        detail.contains("more than one portable edition, in schemas aaa, idgen"),
+        "{detail}"
+    );
+    owner.batch_execute("DROP SCHEMA aaa CASCADE").unwrap();
+    assert_eq!(edition::detect(&mut w).unwrap(), Some(Edition::Portable));
+
+    drop(common::empty_database(host, port, alone, ""));
+    admin
+        .batch_execute(&format!("GRANT CREATE ON DATABASE {alone} TO {MALLORY}"))
+        .unwrap();
+    let mut m = connect_to(host, port, MALLORY, alone);
+    m.batch_execute(&plant("aaa")).unwrap();
+    m.batch_execute("SET search_path = aaa").unwrap();
+    assert_eq!(edition::detect(&mut m).unwrap(), None);
+    drop(m);
+    connect(host, port, alone)
+        .batch_execute(&format!("DROP OWNED BY {MALLORY} CASCADE"))
+        .unwrap();
+    admin
+        .batch_execute(&format!("DROP ROLE {MALLORY}"))
+        .unwrap();
 }
 
 /// The `postgres` crate (binary results and parameters): returns the ids in order.

@@ -24,7 +24,12 @@ DECLARE
     creators text;
 BEGIN
     SELECT n.nspowner INTO owner FROM pg_catalog.pg_namespace n WHERE n.oid = nsp;
-    IF owner <> (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+    -- One exception: a superuser's CREATE EXTENSION (the restore of a full dump, which makes the
+    -- schema's owner the owner's before it creates the extension). The schema's owner cannot
+    -- drop or replace an extension's members, and every call between them is exact-typed.
+    IF owner <> (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER)
+       AND NOT (EXISTS (SELECT FROM pg_catalog.pg_extension e WHERE e.extname = 'pg_idgen' AND e.extnamespace = nsp)
+                AND (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER)) THEN
         RAISE EXCEPTION 'pg_idgen portable: schema @extschema@ is owned by %, not by the installing role %',
                         owner::pg_catalog.regrole, CURRENT_USER
             USING ERRCODE = 'insufficient_privilege',
@@ -546,8 +551,14 @@ $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12() FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.gen_xid12() IS 'a new xid12, greater than every earlier one of this database''s sequence (so of this session)';
 
--- An id of the given second (backfills): the counter is the sequence's low 24 bits, so ids of
--- one second differ until 16777216 of them were taken. Not ordered with gen_xid12()'s ids.
+-- The counter of gen_xid12(timestamptz): a running counter of its own (as native's), never
+-- jumped, so no lock: ids of one given second differ until 16777216 backfill ids were taken.
+-- Only the owner has rights on it; gen_xid12(timestamptz) is its gate.
+CREATE SEQUENCE @extschema@.idgen_xid12_backfill_seq AS bigint MINVALUE 0 MAXVALUE 16777215 START 0 CYCLE CACHE 1;
+
+-- An id of the given second (backfills), its counter from idgen_xid12_backfill_seq. Not ordered
+-- with gen_xid12()'s ids, and may equal one of them of the same second: portable/README.md
+-- "Uniqueness".
 CREATE FUNCTION @extschema@.gen_xid12(ts timestamptz) RETURNS @extschema@.xid12
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -555,19 +566,13 @@ AS $$
 DECLARE
     s bigint := @extschema@.xid12_seconds(ts);
     mp bigint := nullif(pg_catalog.current_setting('idgen_portable.xid12_mp', true), '')::bigint;
-    v bigint;
 BEGIN
     IF mp IS NULL THEN
         mp := @extschema@.idgen_xid12_ready();
     END IF;
-    IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
-    END IF;
-    v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
-    IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
-    END IF;
-    RETURN @extschema@.xid12_encode((s << 24) | (mp >> 16), ((mp & 65535) << 24) | (v & 16777215));
+    mp := mp & 1099511627775;
+    RETURN @extschema@.xid12_encode((s << 24) | (mp >> 16),
+        ((mp & 65535) << 24) | pg_catalog.nextval('@extschema@.idgen_xid12_backfill_seq'::pg_catalog.regclass));
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12(timestamptz) FROM PUBLIC;
@@ -1019,14 +1024,74 @@ CREATE FUNCTION @extschema@.snowflake_max(ts timestamptz) RETURNS bigint
 RETURN CASE WHEN @extschema@.idgen_snowflake_ms(ts) < 0 THEN -1 ELSE (@extschema@.idgen_snowflake_ms(ts) << 22) | 4194303 END;
 COMMENT ON FUNCTION @extschema@.snowflake_max(timestamptz) IS 'the largest snowflake id of that millisecond';
 
+-- ===== portable/src/99_privileges.sql =====
+-- Last: the installing role's default privileges (ALTER DEFAULT PRIVILEGES … GRANT … TO
+-- others) gave the new objects to other roles; the script revokes only from PUBLIC. So every
+-- grant on the edition's relations (tables, sequences) to any role but the owner is revoked,
+-- PUBLIC included, and on its functions to any role but the owner and PUBLIC; then EXECUTE is
+-- revoked from PUBLIC again where the edition means it (the gates and the helpers that reach
+-- the shared state). The intended grants are none: the owner grants them afterwards
+-- (portable/README.md "Security"). The edition's objects: those this transaction created
+-- (plain script), or members of the extension (TLE).
+DO $$
+DECLARE
+    nsp pg_catalog.oid := '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid;
+    me pg_catalog.xid := pg_catalog.xid(pg_catalog.pg_current_xact_id());
+    ext pg_catalog.oid := (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname = 'pg_idgen'
+                            AND e.extnamespace = '@extschema@'::pg_catalog.regnamespace);
+    r record;
+    left_over text;
+BEGIN
+    FOR r IN
+        SELECT pg_catalog.format('%s ON %s %s', a.privilege_type,
+                   CASE WHEN c.relkind = 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, c.oid::pg_catalog.regclass) AS what,
+               CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE a.grantee::pg_catalog.regrole::text END AS who
+          FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+         WHERE c.relnamespace = nsp AND a.grantee <> c.relowner
+           AND (c.xmin = me OR EXISTS (SELECT FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+                                       AND d.objid = c.oid AND d.refobjid = ext AND d.deptype = 'e'))
+        UNION ALL
+        SELECT pg_catalog.format('EXECUTE ON FUNCTION %s', p.oid::pg_catalog.regprocedure),
+               a.grantee::pg_catalog.regrole::text
+          FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+         WHERE p.pronamespace = nsp AND a.grantee <> p.proowner AND a.grantee <> 0
+           AND (p.xmin = me OR EXISTS (SELECT FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+                                       AND d.objid = p.oid AND d.refobjid = ext AND d.deptype = 'e'))
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE %s FROM %s CASCADE', r.what, r.who);
+    END LOOP;
+    REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12(), @extschema@.gen_xid12(timestamptz),
+        @extschema@.gen_snowflake(), @extschema@.rapkey_next(text),
+        @extschema@.idgen_sequence_jump(regclass, bigint), @extschema@.idgen_sequence_wait(regclass) FROM PUBLIC;
+    SELECT pg_catalog.string_agg(pg_catalog.format('%s on %s', a.privilege_type, c.oid::pg_catalog.regclass), ', ')
+      INTO left_over
+      FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+     WHERE c.relnamespace = nsp AND a.grantee <> c.relowner
+       AND c.relname IN ('idgen_config', 'rapkey_counter', 'idgen_xid12_seq', 'idgen_snowflake_seq', 'idgen_xid12_backfill_seq');
+    SELECT pg_catalog.concat_ws(', ', left_over, pg_catalog.string_agg(pg_catalog.format('EXECUTE on %s', p.oid::pg_catalog.regprocedure), ', '))
+      INTO left_over
+      FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+     WHERE p.oid IN ('@extschema@.gen_xid12()'::pg_catalog.regprocedure, '@extschema@.gen_xid12(timestamptz)'::pg_catalog.regprocedure,
+                     '@extschema@.gen_snowflake()'::pg_catalog.regprocedure, '@extschema@.rapkey_next(text)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_sequence_jump(regclass, bigint)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_sequence_wait(regclass)'::pg_catalog.regprocedure)
+       AND a.grantee <> p.proowner;
+    IF left_over <> '' THEN
+        RAISE EXCEPTION 'pg_idgen portable: grants left to other roles after the install: %', left_over
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END
+$$;
+
 -- ===== portable/src/extension/90_dump.sql =====
 -- The extension packaging only (pg_tle), after every source: what pg_dump must keep of an
 -- extension's state is marked here, or a restore would start it anew. The configuration row
--- (folded into the new one by its trigger), the rapkey counters and the two sequences.
+-- (folded into the new one by its trigger), the rapkey counters and the three sequences.
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.idgen_config', '');
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.rapkey_counter', '');
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.idgen_xid12_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.idgen_snowflake_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.idgen_xid12_backfill_seq', '');
 
 -- ===== build.py =====
 CREATE FUNCTION @extschema@.idgen_portable_version() RETURNS text

@@ -9,7 +9,12 @@ DECLARE
     creators text;
 BEGIN
     SELECT n.nspowner INTO owner FROM pg_catalog.pg_namespace n WHERE n.oid = nsp;
-    IF owner <> (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+    -- One exception: a superuser's CREATE EXTENSION (the restore of a full dump, which makes the
+    -- schema's owner the owner's before it creates the extension). The schema's owner cannot
+    -- drop or replace an extension's members, and every call between them is exact-typed.
+    IF owner <> (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER)
+       AND NOT (EXISTS (SELECT FROM pg_catalog.pg_extension e WHERE e.extname = 'pg_idgen' AND e.extnamespace = nsp)
+                AND (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER)) THEN
         RAISE EXCEPTION 'pg_idgen portable: schema @extschema@ is owned by %, not by the installing role %',
                         owner::pg_catalog.regrole, CURRENT_USER
             USING ERRCODE = 'insufficient_privilege',

@@ -269,8 +269,14 @@ $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12() FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.gen_xid12() IS 'a new xid12, greater than every earlier one of this database''s sequence (so of this session)';
 
--- An id of the given second (backfills): the counter is the sequence's low 24 bits, so ids of
--- one second differ until 16777216 of them were taken. Not ordered with gen_xid12()'s ids.
+-- The counter of gen_xid12(timestamptz): a running counter of its own (as native's), never
+-- jumped, so no lock: ids of one given second differ until 16777216 backfill ids were taken.
+-- Only the owner has rights on it; gen_xid12(timestamptz) is its gate.
+CREATE SEQUENCE @extschema@.idgen_xid12_backfill_seq AS bigint MINVALUE 0 MAXVALUE 16777215 START 0 CYCLE CACHE 1;
+
+-- An id of the given second (backfills), its counter from idgen_xid12_backfill_seq. Not ordered
+-- with gen_xid12()'s ids, and may equal one of them of the same second: portable/README.md
+-- "Uniqueness".
 CREATE FUNCTION @extschema@.gen_xid12(ts timestamptz) RETURNS @extschema@.xid12
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -278,19 +284,13 @@ AS $$
 DECLARE
     s bigint := @extschema@.xid12_seconds(ts);
     mp bigint := nullif(pg_catalog.current_setting('idgen_portable.xid12_mp', true), '')::bigint;
-    v bigint;
 BEGIN
     IF mp IS NULL THEN
         mp := @extschema@.idgen_xid12_ready();
     END IF;
-    IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
-    END IF;
-    v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
-    IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
-    END IF;
-    RETURN @extschema@.xid12_encode((s << 24) | (mp >> 16), ((mp & 65535) << 24) | (v & 16777215));
+    mp := mp & 1099511627775;
+    RETURN @extschema@.xid12_encode((s << 24) | (mp >> 16),
+        ((mp & 65535) << 24) | pg_catalog.nextval('@extschema@.idgen_xid12_backfill_seq'::pg_catalog.regclass));
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12(timestamptz) FROM PUBLIC;

@@ -63,6 +63,24 @@ refused idgen_theirs "is owned by idgen_other, not by the installing role idgen_
 as_owner -c "DROP SCHEMA idgen_shared"
 psql_at portable "$PORT" app -c "DROP SCHEMA idgen_theirs"
 as_owner -v schema=idgen -f "$SCRIPT"
+
+# The owner's default privileges grant everything to another role: the install takes back
+# every grant on its objects, so that role (with USAGE on the schema) is refused all of it.
+say "install with default privileges granting all to idgen_other"
+as_owner -c "CREATE SCHEMA idgen_dp" -c "GRANT USAGE ON SCHEMA idgen_dp TO idgen_other" \
+    -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON TABLES TO idgen_other" \
+    -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON SEQUENCES TO idgen_other, PUBLIC" \
+    -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON FUNCTIONS TO idgen_other"
+as_owner -v schema=idgen_dp -f "$SCRIPT"
+for sql in "SELECT setval('idgen_dp.idgen_xid12_seq', 1)" "SELECT setval('idgen_dp.idgen_snowflake_seq', 1)" \
+           "SELECT nextval('idgen_dp.idgen_xid12_backfill_seq')" "UPDATE idgen_dp.idgen_config SET worker_id = 1" \
+           "DELETE FROM idgen_dp.rapkey_counter" "SELECT idgen_dp.idgen_sequence_jump('idgen_dp.idgen_xid12_seq'::regclass, 1)" \
+           "SELECT idgen_dp.idgen_sequence_wait('idgen_dp.idgen_xid12_seq'::regclass)" "SELECT idgen_dp.gen_xid12()" \
+           "SELECT idgen_dp.gen_xid12(now())" "SELECT idgen_dp.gen_snowflake()" "SELECT idgen_dp.rapkey_next('a.b')"; do
+    out=$("$BINDIR/psql" -X -q -v VERBOSITY=verbose -h "$SOCK" -p "$PORT" -U idgen_other -d app -c "$sql" 2>&1) && die "idgen_other ran: $sql"
+    grep -q "ERROR:  42501: permission denied for" <<<"$out" || die "idgen_other: $sql: $out"
+done
+as_owner -c "DROP SCHEMA idgen_dp CASCADE"
 as_owner -tAc "SELECT 'installed pg_idgen portable ' || idgen.idgen_portable_version() || ' into schema idgen as ' || current_user
                || ' (superuser: ' || (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) || ')'"
 

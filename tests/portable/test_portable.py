@@ -410,6 +410,8 @@ def security(p, writer_dsn):
         "SELECT setval('idgen.idgen_snowflake_seq', 1)",
         "SELECT nextval('idgen.idgen_xid12_seq')",
         "SELECT nextval('idgen.idgen_snowflake_seq')",
+        "SELECT nextval('idgen.idgen_xid12_backfill_seq')",
+        "SELECT setval('idgen.idgen_xid12_backfill_seq', 0)",
         "SELECT last_value FROM idgen.idgen_xid12_seq",
         "SELECT idgen.idgen_sequence_jump('idgen.idgen_xid12_seq', 1)",
         "SELECT idgen.idgen_sequence_wait('idgen.idgen_xid12_seq')",
@@ -576,6 +578,24 @@ def security(p, writer_dsn):
         f"{len(PLANTED_OPERATORS)} operators ran nothing; a forged cache moved no sequence; a held lock "
         f"gave 55P03 after {waited:.1f} s"
     )
+
+
+def backfill(p):
+    """gen_xid12(timestamptz) for one past second, called in two different seconds (between
+    which gen_xid12() jumped its sequence): distinct ids (its counter runs on, as native's)."""
+    ids = []
+    for _ in range(2):
+        p.execute("SELECT idgen.gen_xid12()")
+        ids.append(
+            p.execute(
+                "SELECT idgen.gen_xid12('2020-01-01 00:00:00+00')::text"
+            ).fetchone()[0]
+        )
+        time.sleep(1.1)
+    check(
+        ids[0] != ids[1], f"gen_xid12(timestamptz) repeated an id across seconds: {ids}"
+    )
+    print(f"backfill: gen_xid12(ts) in two seconds: {ids[0]} <> {ids[1]}")
 
 
 def concurrency(dsn):
@@ -749,6 +769,7 @@ def main():
     if n:
         native_same(p, n)
     generators(p, n, dsn)
+    backfill(p)
     if writer:
         security(p, writer)
     else:

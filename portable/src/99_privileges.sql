@@ -1,0 +1,57 @@
+-- Last: the installing role's default privileges (ALTER DEFAULT PRIVILEGES … GRANT … TO
+-- others) gave the new objects to other roles; the script revokes only from PUBLIC. So every
+-- grant on the edition's relations (tables, sequences) to any role but the owner is revoked,
+-- PUBLIC included, and on its functions to any role but the owner and PUBLIC; then EXECUTE is
+-- revoked from PUBLIC again where the edition means it (the gates and the helpers that reach
+-- the shared state). The intended grants are none: the owner grants them afterwards
+-- (portable/README.md "Security"). The edition's objects: those this transaction created
+-- (plain script), or members of the extension (TLE).
+DO $$
+DECLARE
+    nsp pg_catalog.oid := '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid;
+    me pg_catalog.xid := pg_catalog.xid(pg_catalog.pg_current_xact_id());
+    ext pg_catalog.oid := (SELECT e.oid FROM pg_catalog.pg_extension e WHERE e.extname = 'pg_idgen'
+                            AND e.extnamespace = '@extschema@'::pg_catalog.regnamespace);
+    r record;
+    left_over text;
+BEGIN
+    FOR r IN
+        SELECT pg_catalog.format('%s ON %s %s', a.privilege_type,
+                   CASE WHEN c.relkind = 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, c.oid::pg_catalog.regclass) AS what,
+               CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE a.grantee::pg_catalog.regrole::text END AS who
+          FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+         WHERE c.relnamespace = nsp AND a.grantee <> c.relowner
+           AND (c.xmin = me OR EXISTS (SELECT FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
+                                       AND d.objid = c.oid AND d.refobjid = ext AND d.deptype = 'e'))
+        UNION ALL
+        SELECT pg_catalog.format('EXECUTE ON FUNCTION %s', p.oid::pg_catalog.regprocedure),
+               a.grantee::pg_catalog.regrole::text
+          FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+         WHERE p.pronamespace = nsp AND a.grantee <> p.proowner AND a.grantee <> 0
+           AND (p.xmin = me OR EXISTS (SELECT FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+                                       AND d.objid = p.oid AND d.refobjid = ext AND d.deptype = 'e'))
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE %s FROM %s CASCADE', r.what, r.who);
+    END LOOP;
+    REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12(), @extschema@.gen_xid12(timestamptz),
+        @extschema@.gen_snowflake(), @extschema@.rapkey_next(text),
+        @extschema@.idgen_sequence_jump(regclass, bigint), @extschema@.idgen_sequence_wait(regclass) FROM PUBLIC;
+    SELECT pg_catalog.string_agg(pg_catalog.format('%s on %s', a.privilege_type, c.oid::pg_catalog.regclass), ', ')
+      INTO left_over
+      FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+     WHERE c.relnamespace = nsp AND a.grantee <> c.relowner
+       AND c.relname IN ('idgen_config', 'rapkey_counter', 'idgen_xid12_seq', 'idgen_snowflake_seq', 'idgen_xid12_backfill_seq');
+    SELECT pg_catalog.concat_ws(', ', left_over, pg_catalog.string_agg(pg_catalog.format('EXECUTE on %s', p.oid::pg_catalog.regprocedure), ', '))
+      INTO left_over
+      FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+     WHERE p.oid IN ('@extschema@.gen_xid12()'::pg_catalog.regprocedure, '@extschema@.gen_xid12(timestamptz)'::pg_catalog.regprocedure,
+                     '@extschema@.gen_snowflake()'::pg_catalog.regprocedure, '@extschema@.rapkey_next(text)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_sequence_jump(regclass, bigint)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_sequence_wait(regclass)'::pg_catalog.regprocedure)
+       AND a.grantee <> p.proowner;
+    IF left_over <> '' THEN
+        RAISE EXCEPTION 'pg_idgen portable: grants left to other roles after the install: %', left_over
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+END
+$$;

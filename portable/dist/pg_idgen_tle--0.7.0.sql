@@ -279,6 +279,42 @@ END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_wait(regclass) FROM PUBLIC;
 
+-- The slow path of a gate's nextval(): when the shared lock was busy at its first try (someone
+-- jumps), and after a jump. It waits for the lock (idgen_sequence_wait), takes nextval() and
+-- releases the lock, and releases it on any error or cancel too (a subtransaction: a few
+-- tenths of a µs, paid on this path only). The gates' fast path takes the lock with one try and
+-- is not guarded that way: portable/README.md "Uniqueness".
+-- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
+CREATE FUNCTION @extschema@.idgen_sequence_next(seq regclass) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v bigint;
+    locked boolean := false;
+BEGIN
+    BEGIN
+        locked := pg_catalog.pg_try_advisory_lock_shared(1885956452, seq::pg_catalog.oid::integer);
+        IF NOT locked THEN
+            PERFORM @extschema@.idgen_sequence_wait(seq);
+            locked := true;
+        END IF;
+        v := pg_catalog.nextval(seq);
+        locked := false;
+        IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, seq::pg_catalog.oid::integer) THEN
+            RAISE EXCEPTION 'a generator lost its advisory lock on %', seq;
+        END IF;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        IF locked THEN
+            PERFORM pg_catalog.pg_advisory_unlock_shared(1885956452, seq::pg_catalog.oid::integer);
+        END IF;
+        RAISE;
+    END;
+    RETURN v;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_next(regclass) FROM PUBLIC;
+
 -- ===== portable/src/20_xid12.sql =====
 -- xid12 as text: a domain over text COLLATE "C" holding the canonical 20 lowercase base32hex
 -- characters (docs/formats.md §1-§2). Byte order of the text is the order of the 12 bytes.
@@ -509,23 +545,24 @@ BEGIN
     IF mp IS NULL THEN
         mp := @extschema@.idgen_xid12_ready();
     END IF;
-    IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
+    -- nextval() would fail here holding the shared lock, which would stay (re-entrant) until
+    -- the session ends: refuse before taking it.
+    IF pg_catalog.current_setting('transaction_read_only') = 'on' THEN
+        RAISE EXCEPTION 'cannot execute gen_xid12() in a read-only transaction'
+            USING ERRCODE = 'read_only_sql_transaction';
     END IF;
-    v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
-    IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
+    IF pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+        v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
+        IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+            RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
+        END IF;
+    ELSE
+        v := @extschema@.idgen_sequence_next('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
     END IF;
     s := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;
     IF (v >> 24) < s THEN
         IF @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24) THEN
-            IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
-            END IF;
-            v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
-            IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-                RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
-            END IF;
+            v := @extschema@.idgen_sequence_next('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
         END IF;
     END IF;
     IF (v >> 16) = nullif(pg_catalog.current_setting('idgen_portable.xid12_key', true), '')::bigint THEN
@@ -938,23 +975,24 @@ BEGIN
         w := @extschema@.idgen_snowflake_ready();
     END IF;
     e := pg_catalog.current_setting('idgen_portable.sf_epoch')::bigint;
-    IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
+    -- nextval() would fail here holding the shared lock, which would stay (re-entrant) until
+    -- the session ends: refuse before taking it.
+    IF pg_catalog.current_setting('transaction_read_only') = 'on' THEN
+        RAISE EXCEPTION 'cannot execute gen_snowflake() in a read-only transaction'
+            USING ERRCODE = 'read_only_sql_transaction';
     END IF;
-    v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
-    IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        RAISE EXCEPTION 'gen_snowflake lost its advisory lock';
+    IF pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+        v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
+        IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+            RAISE EXCEPTION 'gen_snowflake lost its advisory lock';
+        END IF;
+    ELSE
+        v := @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
     END IF;
     ms := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
     IF (v >> 12) < ms THEN
         IF @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass, ms << 12) THEN
-            IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
-            END IF;
-            v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
-            IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-                RAISE EXCEPTION 'gen_snowflake lost its advisory lock';
-            END IF;
+            v := @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
         END IF;
     END IF;
     ms := (v >> 12) - e;
@@ -1062,7 +1100,8 @@ BEGIN
     END LOOP;
     REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12(), @extschema@.gen_xid12(timestamptz),
         @extschema@.gen_snowflake(), @extschema@.rapkey_next(text),
-        @extschema@.idgen_sequence_jump(regclass, bigint), @extschema@.idgen_sequence_wait(regclass) FROM PUBLIC;
+        @extschema@.idgen_sequence_jump(regclass, bigint), @extschema@.idgen_sequence_wait(regclass),
+        @extschema@.idgen_sequence_next(regclass) FROM PUBLIC;
     SELECT pg_catalog.string_agg(pg_catalog.format('%s on %s', a.privilege_type, c.oid::pg_catalog.regclass), ', ')
       INTO left_over
       FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
@@ -1074,7 +1113,8 @@ BEGIN
      WHERE p.oid IN ('@extschema@.gen_xid12()'::pg_catalog.regprocedure, '@extschema@.gen_xid12(timestamptz)'::pg_catalog.regprocedure,
                      '@extschema@.gen_snowflake()'::pg_catalog.regprocedure, '@extschema@.rapkey_next(text)'::pg_catalog.regprocedure,
                      '@extschema@.idgen_sequence_jump(regclass, bigint)'::pg_catalog.regprocedure,
-                     '@extschema@.idgen_sequence_wait(regclass)'::pg_catalog.regprocedure)
+                     '@extschema@.idgen_sequence_wait(regclass)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_sequence_next(regclass)'::pg_catalog.regprocedure)
        AND a.grantee <> p.proowner;
     IF left_over <> '' THEN
         RAISE EXCEPTION 'pg_idgen portable: grants left to other roles after the install: %', left_over

@@ -76,3 +76,39 @@ EXCEPTION WHEN lock_not_available THEN
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_wait(regclass) FROM PUBLIC;
+
+-- The slow path of a gate's nextval(): when the shared lock was busy at its first try (someone
+-- jumps), and after a jump. It waits for the lock (idgen_sequence_wait), takes nextval() and
+-- releases the lock, and releases it on any error or cancel too (a subtransaction: a few
+-- tenths of a µs, paid on this path only). The gates' fast path takes the lock with one try and
+-- is not guarded that way: portable/README.md "Uniqueness".
+-- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
+CREATE FUNCTION @extschema@.idgen_sequence_next(seq regclass) RETURNS bigint
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v bigint;
+    locked boolean := false;
+BEGIN
+    BEGIN
+        locked := pg_catalog.pg_try_advisory_lock_shared(1885956452, seq::pg_catalog.oid::integer);
+        IF NOT locked THEN
+            PERFORM @extschema@.idgen_sequence_wait(seq);
+            locked := true;
+        END IF;
+        v := pg_catalog.nextval(seq);
+        locked := false;
+        IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, seq::pg_catalog.oid::integer) THEN
+            RAISE EXCEPTION 'a generator lost its advisory lock on %', seq;
+        END IF;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        IF locked THEN
+            PERFORM pg_catalog.pg_advisory_unlock_shared(1885956452, seq::pg_catalog.oid::integer);
+        END IF;
+        RAISE;
+    END;
+    RETURN v;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_next(regclass) FROM PUBLIC;

@@ -227,23 +227,24 @@ BEGIN
     IF mp IS NULL THEN
         mp := @extschema@.idgen_xid12_ready();
     END IF;
-    IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
+    -- nextval() would fail here holding the shared lock, which would stay (re-entrant) until
+    -- the session ends: refuse before taking it.
+    IF pg_catalog.current_setting('transaction_read_only') = 'on' THEN
+        RAISE EXCEPTION 'cannot execute gen_xid12() in a read-only transaction'
+            USING ERRCODE = 'read_only_sql_transaction';
     END IF;
-    v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
-    IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
+    IF pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+        v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
+        IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+            RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
+        END IF;
+    ELSE
+        v := @extschema@.idgen_sequence_next('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
     END IF;
     s := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;
     IF (v >> 24) < s THEN
         IF @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24) THEN
-            IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
-            END IF;
-            v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
-            IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-                RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
-            END IF;
+            v := @extschema@.idgen_sequence_next('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
         END IF;
     END IF;
     IF (v >> 16) = nullif(pg_catalog.current_setting('idgen_portable.xid12_key', true), '')::bigint THEN

@@ -42,23 +42,24 @@ BEGIN
         w := @extschema@.idgen_snowflake_ready();
     END IF;
     e := pg_catalog.current_setting('idgen_portable.sf_epoch')::bigint;
-    IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
+    -- nextval() would fail here holding the shared lock, which would stay (re-entrant) until
+    -- the session ends: refuse before taking it.
+    IF pg_catalog.current_setting('transaction_read_only') = 'on' THEN
+        RAISE EXCEPTION 'cannot execute gen_snowflake() in a read-only transaction'
+            USING ERRCODE = 'read_only_sql_transaction';
     END IF;
-    v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
-    IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        RAISE EXCEPTION 'gen_snowflake lost its advisory lock';
+    IF pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+        v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
+        IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+            RAISE EXCEPTION 'gen_snowflake lost its advisory lock';
+        END IF;
+    ELSE
+        v := @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
     END IF;
     ms := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
     IF (v >> 12) < ms THEN
         IF @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass, ms << 12) THEN
-            IF NOT pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-                PERFORM @extschema@.idgen_sequence_wait('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
-            END IF;
-            v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
-            IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-                RAISE EXCEPTION 'gen_snowflake lost its advisory lock';
-            END IF;
+            v := @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
         END IF;
     END IF;
     ms := (v >> 12) - e;

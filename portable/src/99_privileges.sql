@@ -35,7 +35,8 @@ BEGIN
     END LOOP;
     REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12(), @extschema@.gen_xid12(timestamptz),
         @extschema@.gen_snowflake(), @extschema@.rapkey_next(text),
-        @extschema@.idgen_sequence_jump(regclass, bigint), @extschema@.idgen_sequence_wait(regclass) FROM PUBLIC;
+        @extschema@.idgen_sequence_jump(regclass, bigint), @extschema@.idgen_sequence_wait(regclass),
+        @extschema@.idgen_sequence_next(regclass) FROM PUBLIC;
     SELECT pg_catalog.string_agg(pg_catalog.format('%s on %s', a.privilege_type, c.oid::pg_catalog.regclass), ', ')
       INTO left_over
       FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
@@ -47,7 +48,8 @@ BEGIN
      WHERE p.oid IN ('@extschema@.gen_xid12()'::pg_catalog.regprocedure, '@extschema@.gen_xid12(timestamptz)'::pg_catalog.regprocedure,
                      '@extschema@.gen_snowflake()'::pg_catalog.regprocedure, '@extschema@.rapkey_next(text)'::pg_catalog.regprocedure,
                      '@extschema@.idgen_sequence_jump(regclass, bigint)'::pg_catalog.regprocedure,
-                     '@extschema@.idgen_sequence_wait(regclass)'::pg_catalog.regprocedure)
+                     '@extschema@.idgen_sequence_wait(regclass)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_sequence_next(regclass)'::pg_catalog.regprocedure)
        AND a.grantee <> p.proowner;
     IF left_over <> '' THEN
         RAISE EXCEPTION 'pg_idgen portable: grants left to other roles after the install: %', left_over

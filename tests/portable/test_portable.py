@@ -598,6 +598,30 @@ def backfill(p):
     print(f"backfill: gen_xid12(ts) in two seconds: {ids[0]} <> {ids[1]}")
 
 
+def read_only(p):
+    """A generator in a READ ONLY transaction fails (25006) and leaves no advisory lock of the
+    edition held by the session (a leaked shared lock would stop every jump)."""
+    got = []
+    for f in ("gen_snowflake()", "gen_xid12()"):
+        try:
+            with p.transaction():
+                p.execute("SET TRANSACTION READ ONLY")
+                p.execute(f"SELECT idgen.{f}")
+            got.append(("ok", f))
+        except psycopg.Error as e:
+            got.append((e.diag.sqlstate, f))
+    held = p.execute(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1885956452"
+        " AND pid = pg_backend_pid()"
+    ).fetchone()[0]
+    check(
+        all(g[0] == "25006" for g in got) and held == 0,
+        f"read-only transaction: {got}, advisory locks held after it: {held}",
+    )
+    p.execute("SELECT pg_advisory_unlock_all()")
+    print(f"read only: {got}; advisory locks left: {held}")
+
+
 def concurrency(dsn):
     results = {"gen_xid12": [None] * SESSIONS, "gen_snowflake": [None] * SESSIONS}
     chunk = min(PER_SESSION, 5000)
@@ -770,6 +794,7 @@ def main():
         native_same(p, n)
     generators(p, n, dsn)
     backfill(p)
+    read_only(p)
     if writer:
         security(p, writer)
     else:

@@ -254,8 +254,9 @@ BEGIN
             RAISE EXCEPTION 'timestamp out of range for xid12: unix second % is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC', v >> 24
                 USING ERRCODE = 'datetime_field_overflow';
         END IF;
-        -- 40 bits each: (second, machine's top 8), (machine's low 16, pid, counter's top 8).
-        head := pg_catalog.encode(pg_catalog.int8send(@extschema@.idgen_b32_lanes(((v >> 24) << 8) | (mp >> 32)))
+        -- 40 bits each: (second, machine's top 8), (machine's low 16, pid, counter's top 8). mp is
+        -- the session's cache, which the caller can set: only its 40 bits are used.
+        head := pg_catalog.encode(pg_catalog.int8send(@extschema@.idgen_b32_lanes(((v >> 24) << 8) | ((mp >> 32) & 255)))
                        || pg_catalog.int8send(@extschema@.idgen_b32_lanes(((mp & 4294967295) << 8) | ((v >> 16) & 255))),
                        'escape');
         PERFORM pg_catalog.set_config('idgen_portable.xid12_head', head, false);

@@ -70,7 +70,8 @@ BEGIN
         RAISE EXCEPTION 'time % ms after the snowflake epoch is beyond the 41-bit snowflake range (at most 2199023255551 ms, about 69 years)', ms
             USING ERRCODE = 'datetime_field_overflow';
     END IF;
-    RETURN (ms << 22) | w | (v & 4095);
+    -- w is the session's cache, which the caller can set: only the worker's 10 bits are used.
+    RETURN (ms << 22) | (w & 4190208) | (v & 4095);
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_snowflake() FROM PUBLIC;

@@ -537,6 +537,24 @@ def security(p, writer_dsn):
         after[0] <= after[2] + 1000 and after[1] <= after[2] // 1000 + 1,
         f"forged cache moved a sequence past the clock: {before} -> {after}, forged calls {forged}",
     )
+    # A forged cache sets only the bits an id gives it: worker (10), machine (24), pid (16).
+    w.execute("RESET ALL")
+    w.execute("SELECT idgen.gen_snowflake(), idgen.gen_xid12()")
+    w.execute(
+        "SELECT set_config('idgen_portable.sf_worker', %s, false),"
+        " set_config('idgen_portable.xid12_mp', %s, false),"
+        " set_config('idgen_portable.xid12_key', '', false)",
+        (str((1 << 50) | (7 << 12)), str((1 << 45) | (0xABCDEF << 16) | 0x1234)),
+    )
+    masked = w.execute(
+        "WITH g AS (SELECT idgen.gen_snowflake() AS sf, idgen.gen_xid12() AS x)"
+        " SELECT sf > 0, idgen.snowflake_worker(sf) = 7,"
+        " abs(extract(epoch FROM idgen.snowflake_time(sf) - now())) < 60,"
+        " idgen.xid12_machine(x) = '\\xabcdef'::bytea, idgen.xid12_pid(x) = 4660,"
+        " abs(extract(epoch FROM idgen.xid12_time(x) - now())) < 60, sf, x::text FROM g"
+    ).fetchone()
+    check(all(masked[:6]), f"a forged cache set bits outside its fields: {masked}")
+    w.execute("RESET ALL")
     own = p.execute("SELECT idgen.gen_snowflake(), idgen.gen_snowflake()").fetchone()
     check(
         own[0] < own[1] and own[0] >> 22 >= 0,

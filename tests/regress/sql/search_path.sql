@@ -139,15 +139,18 @@ SELECT count(x) AS filled, count(*) FILTER (WHERE xid12_time(x) = made) AS in_ti
 SELECT (SELECT count(x) FROM pg_temp.scratch) AS temp_filled, (SELECT count(x) FROM hostile.scratch) AS hostile_filled;
 DELETE FROM idgen_backfill_progress WHERE relation IN ('keyed'::regclass, 'pg_temp.scratch'::regclass);
 DROP TABLE keyed, pg_temp.scratch;
+-- A Snowflake slot that no grant of the suites before holds (their slots are picked at random).
+SELECT min(s) AS free_slot FROM generate_series(1001, 1023) s
+WHERE NOT EXISTS (SELECT FROM idgen_grants g WHERE g.kind = 'snowflake' AND g.slot = s AND g.hi > clock_timestamp()) \gset
 -- The writer registry, with the hostile integer and text operators first: no warning.
 SET search_path = hostile, pg_catalog, public;
 SELECT a.kind, r.hi >= a.hi AS renewed, p = 1 AS reported, l.hi = l.lo AS released
 FROM idgen_acquire('xid12', 'hostile-test', '1 minute') a,
      LATERAL idgen_renew(a.grant_id, a.token) r, LATERAL idgen_report(a.grant_id, a.token, 'hostile-device', 0, a.lo) p,
      LATERAL idgen_release(a.grant_id, a.token, '-infinity') l;
-SELECT idgen_reserve('snowflake', 1001, 'hostile-test') > 0 AS reserved;
-SELECT writer FROM idgen_writer_of((1099511627776::bigint << 22) | (1001 << 12));
-CREATE TEMP TABLE hostile_ids AS SELECT 5::bigint AS id UNION ALL SELECT (1099511627776::bigint << 22) | (1001 << 12);
+SELECT idgen_reserve('snowflake', :free_slot, 'hostile-test') > 0 AS reserved;
+SELECT writer FROM idgen_writer_of((1099511627776::bigint << 22) | (:free_slot << 12));
+CREATE TEMP TABLE hostile_ids AS SELECT 5::bigint AS id UNION ALL SELECT (1099511627776::bigint << 22) | (:free_slot << 12);
 SELECT id, pg_catalog.split_part(reason, ';', 1) AS reason FROM idgen_verify('hostile_ids', 'id');
 RESET search_path;
 -- Every such function of the extension is covered above: the list is checked here.

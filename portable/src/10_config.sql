@@ -40,17 +40,18 @@ COMMENT ON TABLE @extschema@.idgen_config IS 'pg_idgen portable: machine id, wor
 --   idgen_portable.xid12_mp   machine << 16 | pid, for gen_xid12 (idgen_xid12_ready)
 --   idgen_portable.sf_worker  worker << 12, for gen_snowflake   (idgen_snowflake_ready)
 --   idgen_portable.xid12_key, xid12_head  gen_xid12's last 16 characters and their key
-CREATE FUNCTION @extschema@.idgen_config_load() RETURNS void
+-- The xid12 machine id of this database's generators: idgen_config's, or when that is NULL
+-- derived from the cluster's system identifier, the server's start time and the database's oid
+-- (portable/README.md "Configuration"). Read from the table, not the session cache (which a
+-- session may set): the writer registry reserves it as the server's own.
+CREATE FUNCTION @extschema@.idgen_config_machine() RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    cfg record;
-    machine bigint;
+    machine bigint := (SELECT c.machine_id FROM @extschema@.idgen_config c);
     seed text;
 BEGIN
-    SELECT * INTO STRICT cfg FROM @extschema@.idgen_config;
-    machine := cfg.machine_id;
     IF machine IS NULL THEN
         BEGIN
             seed := (SELECT system_identifier::text FROM pg_control_system());
@@ -61,7 +62,20 @@ BEGIN
                           (SELECT oid FROM pg_database WHERE datname = current_database()));
         machine := ('x' || left(md5(seed), 6))::bit(24)::bigint;
     END IF;
-    PERFORM set_config('idgen_portable.machine', machine::text, false);
+    RETURN machine;
+END
+$$;
+COMMENT ON FUNCTION @extschema@.idgen_config_machine() IS 'the xid12 machine id of this database''s generators, from idgen_config (not the session cache)';
+
+CREATE FUNCTION @extschema@.idgen_config_load() RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cfg record;
+BEGIN
+    SELECT * INTO STRICT cfg FROM @extschema@.idgen_config;
+    PERFORM set_config('idgen_portable.machine', @extschema@.idgen_config_machine()::text, false);
     PERFORM set_config('idgen_portable.sf_epoch', cfg.snowflake_epoch::text, false);
     PERFORM set_config('idgen_portable.xid12_mp', '', false);
     PERFORM set_config('idgen_portable.xid12_key', '', false);

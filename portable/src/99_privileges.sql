@@ -3,8 +3,8 @@
 -- grant on the edition's relations (tables, sequences) to any role but the owner is revoked,
 -- PUBLIC included, and on its functions to any role but the owner and PUBLIC; then EXECUTE is
 -- revoked from PUBLIC again where the edition means it (the gates and the helpers that reach
--- the shared state). The intended grants are none: the owner grants them afterwards
--- (portable/README.md "Security"). The edition's objects: those this transaction created
+-- the shared state). The intended grants are none (but native's SELECT on idgen_registry_pool
+-- to PUBLIC): the owner grants them afterwards (portable/README.md "Security"). The edition's objects: those this transaction created
 -- (plain script), or members of the extension (TLE).
 DO $$
 DECLARE
@@ -21,6 +21,8 @@ BEGIN
                CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE a.grantee::pg_catalog.regrole::text END AS who
           FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
          WHERE c.relnamespace = nsp AND a.grantee <> c.relowner
+           -- The one grant the edition makes: the registry's pools are readable by all (native's).
+           AND NOT (c.relname = 'idgen_registry_pool' AND a.grantee = 0 AND a.privilege_type = 'SELECT')
            AND (c.xmin = me OR EXISTS (SELECT FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
                                        AND d.objid = c.oid AND d.refobjid = ext AND d.deptype = 'e'))
         UNION ALL
@@ -41,7 +43,8 @@ BEGIN
       INTO left_over
       FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
      WHERE c.relnamespace = nsp AND a.grantee <> c.relowner
-       AND c.relname IN ('idgen_config', 'rapkey_counter', 'idgen_xid12_seq', 'idgen_snowflake_seq', 'idgen_xid12_backfill_seq');
+       AND (c.relname IN ('idgen_config', 'rapkey_counter', 'idgen_xid12_seq', 'idgen_snowflake_seq', 'idgen_xid12_backfill_seq')
+            OR c.relname LIKE 'idgen\_registry\_%' AND NOT (c.relname = 'idgen_registry_pool' AND a.grantee = 0 AND a.privilege_type = 'SELECT'));
     SELECT pg_catalog.concat_ws(', ', left_over, pg_catalog.string_agg(pg_catalog.format('EXECUTE on %s', p.oid::pg_catalog.regprocedure), ', '))
       INTO left_over
       FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
@@ -49,7 +52,18 @@ BEGIN
                      '@extschema@.gen_snowflake()'::pg_catalog.regprocedure, '@extschema@.rapkey_next(text)'::pg_catalog.regprocedure,
                      '@extschema@.idgen_sequence_jump(regclass, bigint)'::pg_catalog.regprocedure,
                      '@extschema@.idgen_sequence_wait(regclass)'::pg_catalog.regprocedure,
-                     '@extschema@.idgen_sequence_next(regclass)'::pg_catalog.regprocedure)
+                     '@extschema@.idgen_sequence_next(regclass)'::pg_catalog.regprocedure,
+                     -- The writer registry's gates and the DBA's functions (sql/registry.sql):
+                     -- EXECUTE goes to writers by idgen_pool_allow, after the install.
+                     '@extschema@.idgen_acquire(text, text, interval, text)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_renew(bigint, bigint, interval)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_release(bigint, bigint, timestamptz)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_report(bigint, bigint, text, bigint, timestamptz, bigint)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_reserve(text, integer, text)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_pool_allow(text, regrole, integer)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_pool_disallow(text, regrole)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_registry_lift_fence()'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_registry_check_origin()'::pg_catalog.regprocedure)
        AND a.grantee <> p.proowner;
     IF left_over <> '' THEN
         RAISE EXCEPTION 'pg_idgen portable: grants left to other roles after the install: %', left_over

@@ -362,8 +362,8 @@ class FakeLink:
         if self.hi_us is None:
             raise psycopg.OperationalError("the link is down")
         st, kind = self.state, self.kind
-        if "pg_extension" in sql:
-            row = ("public",)
+        if "pg_extension" in sql:  # _catalog.EDITION_QUERY: edition, oids, schema, ...
+            row = ("native", 0, 0, "public", True, 0)
         elif "idgen_report" in sql:
             row = (1,)
         else:  # the renewal: the row in id-time, the window's end the server's

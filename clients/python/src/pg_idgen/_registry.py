@@ -426,20 +426,19 @@ def _dsn_params(dsn: str, timeout: float) -> dict:
 
 
 def _extension_schema(conn) -> str:
-    """The extension's schema on a psycopg 3 connection, quoted for SQL text; RegistryError
-    when the extension is not installed."""
+    """The schema of pg_idgen's writer registry on a psycopg 3 connection, quoted for SQL text:
+    the native extension's, or the portable edition's (its pg_tle extension, or the plain
+    script's schema as ``_catalog.EDITION_QUERY`` finds it: made by the database owner or a
+    superuser, never a look-alike another role planted); RegistryError when there is neither."""
     import psycopg
 
-    row = conn.execute(
-        "SELECT n.nspname FROM pg_catalog.pg_extension e "
-        "JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace "
-        "WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen'::pg_catalog.name",
-        prepare=False,
-    ).fetchone()
+    from ._catalog import EDITION_QUERY
+
+    row = conn.execute(EDITION_QUERY, prepare=False).fetchone()
     if row is None:
         raise RegistryError("the pg_idgen extension is not installed in this database: "
-                            "CREATE EXTENSION pg_idgen")
-    return psycopg.sql.Identifier(row[0]).as_string(conn)
+                            "CREATE EXTENSION pg_idgen (or the portable edition's script)")
+    return psycopg.sql.Identifier(row[3]).as_string(conn)
 
 
 def _server_error(e, acquire: bool = False) -> RegistryError:

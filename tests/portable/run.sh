@@ -8,7 +8,8 @@
 # vectors, native comparisons, the security model (a writer role and a role without rights),
 # COPY compatibility with the native type, concurrency (8 sessions x 50000 ids of each
 # generator, as the writer; PORTABLE_SESSIONS and PORTABLE_PER_SESSION scale it) and a timing
-# line. When the native extension is installed in that PostgreSQL it is preloaded and
+# line; then tests/portable/test_registry.py: the writer registry, with a crash (twice) and a
+# standby promoted in place of the cluster. When the native extension is installed in that PostgreSQL it is preloaded and
 # created in a second database of the cluster for the comparisons; otherwise they are skipped.
 #
 # It installs nothing into PostgreSQL and uses its own cluster directory and port, so it does
@@ -28,13 +29,14 @@ PY=$ROOT/.venv/bin/python
 
 say "portable/dist matches portable/src"
 python3 "$ROOT/portable/build.py" --check
+python3 "$ROOT/portable/build.py" --self-test
 
 NATIVE=no
 if [ -f "$("$PG_CONFIG" --pkglibdir)/pg_idgen.so" ] && [ -f "$("$PG_CONFIG" --sharedir)/extension/pg_idgen.control" ]; then
     NATIVE=yes
 fi
 say "cluster: PostgreSQL $PG_MAJOR, port $PORT, native extension: $NATIVE"
-trap 'stop_cluster portable' EXIT
+trap 'stop_cluster portable; stop_cluster portable-standby' EXIT
 start_cluster portable "$PORT" "$([ $NATIVE = yes ] && echo preload || echo plain)"
 SOCK=$(socket_dir portable)
 psql_at portable "$PORT" postgres \
@@ -76,7 +78,10 @@ for sql in "SELECT setval('idgen_dp.idgen_xid12_seq', 1)" "SELECT setval('idgen_
            "SELECT nextval('idgen_dp.idgen_xid12_backfill_seq')" "UPDATE idgen_dp.idgen_config SET worker_id = 1" \
            "DELETE FROM idgen_dp.rapkey_counter" "SELECT idgen_dp.idgen_sequence_jump('idgen_dp.idgen_xid12_seq'::regclass, 1)" \
            "SELECT idgen_dp.idgen_sequence_wait('idgen_dp.idgen_xid12_seq'::regclass)" "SELECT idgen_dp.gen_xid12()" \
-           "SELECT idgen_dp.gen_xid12(now())" "SELECT idgen_dp.gen_snowflake()" "SELECT idgen_dp.rapkey_next('a.b')"; do
+           "SELECT idgen_dp.gen_xid12(now())" "SELECT idgen_dp.gen_snowflake()" "SELECT idgen_dp.rapkey_next('a.b')" \
+           "SELECT idgen_dp.idgen_acquire('snowflake', 'w')" "UPDATE idgen_dp.idgen_registry_grant SET hi = lo" \
+           "SELECT nextval('idgen_dp.idgen_registry_grant_id_seq')" "DELETE FROM idgen_dp.idgen_registry_site" \
+           "SELECT idgen_dp.idgen_pool_allow('app', 'idgen_other')"; do
     out=$("$BINDIR/psql" -X -q -v VERBOSITY=verbose -h "$SOCK" -p "$PORT" -U idgen_other -d app -c "$sql" 2>&1) && die "idgen_other ran: $sql"
     grep -q "ERROR:  42501: permission denied for" <<<"$out" || die "idgen_other: $sql: $out"
 done
@@ -97,4 +102,39 @@ PORTABLE_OTHER_DSN="host=$SOCK port=$PORT user=idgen_other dbname=app options='-
     PORTABLE_WRITER_DSN="host=$SOCK port=$PORT user=idgen_writer dbname=app options='-c search_path='" \
     "$PY" "$ROOT/tests/portable/test_portable.py" \
     "host=$SOCK port=$PORT user=idgen_owner dbname=app options='-c search_path='" "${NATIVE_DSN[@]}"
+
+# The writer registry (sql/registry.sql in the edition): grants, roles, provenance, the Python
+# client, a dump restored and a database copied (new origins); then its origin check after a
+# crash with the WAL functions refused (fenced: a crash cannot be told from a promotion there)
+# and readable (no change, as native), and on a promoted standby (a new timeline).
+say "tests/portable/test_registry.py"
+app_dsn() { echo "host=$SOCK port=$PORT user=$1 dbname=app options='-c search_path='"; }
+registry() {
+    PORTABLE_WRITER_DSN=$(app_dsn idgen_writer) PORTABLE_OTHER_DSN=$(app_dsn idgen_other) \
+        PORTABLE_SUPER_DSN=$(app_dsn postgres) PORTABLE_NATIVE_DSN="${NATIVE_DSN[*]}" PORTABLE_BINDIR=$BINDIR \
+        "$PY" "$ROOT/tests/portable/test_registry.py" "$1" "$(app_dsn idgen_owner)"
+}
+crash() {
+    as_postgres "$BINDIR/pg_ctl" -D "$CLUSTERS/portable/data" -m immediate -w stop >/dev/null
+    as_postgres "$BINDIR/pg_ctl" -D "$CLUSTERS/portable/data" -l "$CLUSTERS/portable/server.log" -w start >/dev/null 9<&-
+}
+registry main
+crash
+registry crashed
+crash
+registry crashed-wal
+# A standby from a base backup, started in place of the stopped primary (its port and socket)
+# and promoted: the registry's unlogged marker is empty there, and the timeline is new.
+STANDBY=$CLUSTERS/portable-standby
+stop_cluster portable-standby
+$SUDO rm -rf "$STANDBY"
+$SUDO mkdir -p "$STANDBY"
+echo "$BINDIR" | $SUDO tee "$STANDBY/bindir" >/dev/null
+$SUDO chown -R postgres:postgres "$STANDBY"
+as_postgres "$BINDIR/pg_basebackup" -h "$SOCK" -p "$PORT" -U postgres -D "$STANDBY/data" -R -X stream
+stop_cluster portable
+as_postgres "$BINDIR/pg_ctl" -D "$STANDBY/data" -l "$STANDBY/server.log" -w start >/dev/null 9<&-
+as_postgres "$BINDIR/pg_ctl" -D "$STANDBY/data" -w promote >/dev/null
+registry promoted
+stop_cluster portable-standby
 say "portable edition on PostgreSQL $PG_MAJOR: passed ($(($(date +%s) - start)) s of tests)"

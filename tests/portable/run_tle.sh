@@ -122,6 +122,10 @@ PORTABLE_SESSIONS=${PORTABLE_SESSIONS:-4} PORTABLE_PER_SESSION=${PORTABLE_PER_SE
     PORTABLE_OTHER_DSN=$(dsn idgen_other) PORTABLE_WRITER_DSN=$(dsn idgen_writer) \
     "$PY" "$ROOT/tests/portable/test_portable.py" "$(dsn idgen_owner)"
 
+say "tests/portable/test_registry.py against the TLE (phase main)"
+PORTABLE_OTHER_DSN=$(dsn idgen_other) PORTABLE_WRITER_DSN=$(dsn idgen_writer) PORTABLE_SUPER_DSN=$(dsn postgres) \
+    "$PY" "$ROOT/tests/portable/test_registry.py" main "$(dsn idgen_owner)"
+
 say "pg_dump of app, restored into a database where the TLE is installed"
 as_owner -d app -c "CREATE TABLE public.orders (id idgen.xid12 PRIMARY KEY DEFAULT idgen.gen_xid12(),
                                                 sf bigint NOT NULL DEFAULT idgen.gen_snowflake(),
@@ -157,7 +161,8 @@ psql_at tle "$PORT" restored_full -f "$FULL" >/dev/null 2>>"$CLUSTERS/tle/restor
 for db in restored restored_full; do
     as=(as_owner -d "$db")
     [ "$db" = restored ] || as=(psql_at tle "$PORT" "$db")
-    check=$("${as[@]}" -tA -c "SET search_path = ''" -c "
+    # The writer registry came with its grants, and notices the restore (a change of origin).
+    check=$("${as[@]}" -tA -c "SET search_path = ''" -c "DO \$\$ BEGIN PERFORM idgen.idgen_registry_check_origin(); END \$\$" -c "
         SELECT concat_ws(' ',
             (SELECT count(*) FROM public.orders) = 100,
             (SELECT worker_id FROM idgen.idgen_config) = 378,
@@ -169,9 +174,12 @@ for db in restored restored_full; do
             (SELECT last_value FROM idgen.idgen_snowflake_seq) >= (SELECT max((sf >> 22) + 1288834974657) << 12 FROM public.orders),
             has_function_privilege('idgen_writer', 'idgen.gen_xid12()', 'EXECUTE'),
             NOT has_function_privilege('idgen_other', 'idgen.gen_snowflake()', 'EXECUTE'),
-            (SELECT extversion FROM pg_extension WHERE extname = 'pg_idgen') = '$VERSION')")
-    echo "    $db: rows, worker_id, rapkey counter, snowflake > rows, xid12, both sequences kept, writer grant, no PUBLIC grant, version: $check"
-    [ "$check" = "t t t t t t t t t t" ] || die "the database $db restored from the dump differs: $check"
+            (SELECT extversion FROM pg_extension WHERE extname = 'pg_idgen') = '$VERSION',
+            (SELECT count(*) FROM idgen.idgen_registry_grant) > 0,
+            (SELECT fenced AND reason LIKE 'restored from a dump into a new install in this cluster %'
+               FROM idgen.idgen_registry_origin ORDER BY seen_at DESC, reason IS NULL LIMIT 1))")
+    echo "    $db: rows, worker_id, rapkey counter, snowflake > rows, xid12, both sequences kept, writer grant, no PUBLIC grant, version, the registry's grants, its origin fenced as a restore: $check"
+    [ "$check" = "t t t t t t t t t t t t" ] || die "the database $db restored from the dump differs: $check"
 done
 [ ! -s "$CLUSTERS/tle/restore.err" ] || sed 's/^/    restore said: /' "$CLUSTERS/tle/restore.err"
 

@@ -163,7 +163,10 @@ fn snowflake() {
 /// client's EDITION_QUERY starts with it, byte for byte, then selects its own columns.
 #[test]
 fn edition_query_starts_with_the_shared_rule() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/vectors/edition_rule.sql");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/vectors/edition_rule.sql"
+    );
     let text = std::fs::read_to_string(path).unwrap();
     let rule: String = text
         .lines()

@@ -2,8 +2,14 @@
 """Builds pg_idgen's portable SQL edition from portable/src/*.sql, in two packagings.
 
     python3 portable/build.py          writes portable/dist/pg_idgen_portable--<version>.sql
-                                       and portable/dist/pg_idgen_tle--<version>.sql
+                                       and portable/dist/pg_idgen_tle--<version>.sql, and for
+                                       each portable/src/upgrade/<from>--<to>.sql
+                                       portable/dist/pg_idgen_portable--<from>--<to>.sql and
+                                       portable/dist/pg_idgen_tle--<from>--<to>.sql
     python3 portable/build.py --check  fails when the committed files differ from their source
+    python3 portable/build.py --version 0.7.1 --upgrades DIR --out DIR
+                                       (tests) builds a synthetic next version into DIR, with
+                                       the upgrades of DIR besides portable/src/upgrade
 
 The sources name every object of the edition as @extschema@.name. The plain script (for any
 PostgreSQL 14+, installed by psql as a role that owns the database) takes the schema from
@@ -18,8 +24,18 @@ $_pgtle_$ <script> $_pgtle_$), run by a member of pgtle_admin; CREATE EXTENSION 
 [SCHEMA s] then runs the script, and PostgreSQL itself replaces @extschema@ (the extension is
 not relocatable). Its script is the sources in order, then portable/src/extension/*.sql (what
 only an extension can say: pg_extension_config_dump), then the version function.
+
+Upgrades: portable/src/upgrade/<from>--<to>.sql, written by hand (the difference between the
+two versions' sources, as sql/upgrade/ is for native), must chain from FIRST_VERSION to the
+version built. Each gives a plain upgrade script (psql -v schema=S, one transaction, refusing a
+schema that does not hold <from>) and a pg_tle one (pgtle.install_update_path and
+pgtle.set_default_version, then ALTER EXTENSION pg_idgen UPDATE); both run the same text,
+framed by upgrade_pieces(). portable/README.md "Upgrades".
 """
 
+from __future__ import annotations
+
+import argparse
 import pathlib
 import re
 import sys
@@ -88,6 +104,7 @@ def plain_script(v: str) -> str:
         "    END IF;",
         "END",
         "$pg_idgen_check$;",
+        *plain_install_guard(v),
         'CREATE SCHEMA IF NOT EXISTS :"schema";',
     ]
     for path in sources():
@@ -159,34 +176,365 @@ def tle_script(v: str) -> str:
     )
 
 
-def main() -> None:
-    v = version()
-    dist = HERE / "dist"
+# ----- versions and upgrades ---------------------------------------------------------------
+# The first version of the edition: every later one is reached from it by the chain of
+# portable/src/upgrade/<from>--<to>.sql, written by hand as sql/upgrade/ is for native.
+FIRST_VERSION = "0.7.0"
+UPGRADE_NAME = re.compile(r"(\d+\.\d+\.\d+)--(\d+\.\d+\.\d+)\.sql")
+SCHEMA_CHECK = "05_schema.sql"
+
+
+def vkey(v: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in v.split("."))
+
+
+def upgrade_sources(v: str, extra: list[pathlib.Path]) -> list[tuple[str, str, pathlib.Path, pathlib.Path | None]]:
+    """(from, to, source, extension-only source or None) of every upgrade, in order.
+
+    portable/src/upgrade/<from>--<to>.sql (and those of the --upgrades directories) is the
+    upgrade; <dir>/extension/<from>--<to>.sql, when present, is appended to the TLE packaging
+    only (pg_extension_config_dump of a new table, as src/extension/ is for the install).
+    They must form one chain from FIRST_VERSION to the version built."""
+    found: dict[tuple[str, str], tuple[pathlib.Path, pathlib.Path | None]] = {}
+    for d in [HERE / "src" / "upgrade", *extra]:
+        if not d.is_dir():
+            if d in extra:
+                sys.exit(f"build.py: --upgrades {d} is not a directory")
+            continue
+        names = set()
+        for path in sorted(d.glob("*.sql")):
+            m = UPGRADE_NAME.fullmatch(path.name)
+            if not m:
+                sys.exit(f"build.py: {path}: an upgrade is named <from>--<to>.sql (X.Y.Z versions)")
+            frm, to = m.groups()
+            if vkey(frm) >= vkey(to):
+                sys.exit(f"build.py: {path}: {frm} is not older than {to}")
+            if (frm, to) in found:
+                sys.exit(f"build.py: two upgrades {frm}--{to}: {found[(frm, to)][0]} and {path}")
+            for tag in (TAG, TLE_TAG):
+                if tag in path.read_text():
+                    sys.exit(f"build.py: {path} contains {tag}")
+            ext = d / "extension" / path.name
+            found[(frm, to)] = (path, ext if ext.is_file() else None)
+            names.add(path.name)
+        for ext in sorted((d / "extension").glob("*.sql")):
+            if ext.name not in names:
+                sys.exit(f"build.py: {ext} has no upgrade {d / ext.name}")
+    chain = sorted(found, key=lambda pair: vkey(pair[0]))
+    at = FIRST_VERSION
+    for frm, to in chain:
+        if frm != at:
+            sys.exit(f"build.py: upgrade {frm}--{to} does not start where the chain is ({at}): one path, in order")
+        at = to
+    if at != v:
+        sys.exit(
+            f"build.py: no upgrade path from {at} to {v}: write portable/src/upgrade/{at}--{v}.sql "
+            "(empty if the edition did not change), as sql/upgrade/ for native"
+        )
+    return [(frm, to, *found[(frm, to)]) for frm, to in chain]
+
+
+def plain_exec(text: str) -> list[str]:
+    """One source text run by the plain script, with @extschema@ replaced in the server."""
+    return [
+        "DO $pg_idgen_install$",
+        "BEGIN",
+        "    EXECUTE replace(" + TAG,
+        text.rstrip("\n"),
+        TAG + ", '@extschema@', quote_ident(current_setting('idgen_portable.install_schema')));",
+        "END",
+        "$pg_idgen_install$;",
+    ]
+
+
+# The installed edition in the schema given to the plain script (psql -v schema=...): its
+# version when the schema holds one installed by the current role, else an error. Reading the
+# version calls the schema's idgen_portable_version(), so only a function of the current
+# role's is called. An extension pg_idgen (the TLE or native) in the schema is refused.
+def _plain_find_installed(missing: str) -> str:
+    return f"""DECLARE
+    schema_name text := pg_catalog.current_setting('idgen_portable.install_schema');
+    nsp pg_catalog.oid := (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = schema_name);
+    ext_version text;
+    fn_owner pg_catalog.oid;
+    installed text;
+BEGIN
+    IF nsp IS NULL THEN
+        {missing}
+    END IF;
+    SELECT e.extversion INTO ext_version FROM pg_catalog.pg_extension e
+     WHERE e.extname = '{NAME}' AND e.extnamespace = nsp;
+    IF FOUND THEN
+        RAISE EXCEPTION 'pg_idgen portable: schema % holds the extension {NAME} %', schema_name, ext_version
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'The plain script does not install over or upgrade an extension: update the TLE with '
+                         'its pg_idgen_tle--<from>--<to>.sql scripts, then ALTER EXTENSION {NAME} UPDATE.';
+    END IF;
+    SELECT p.proowner INTO fn_owner FROM pg_catalog.pg_proc p
+     WHERE p.pronamespace = nsp AND p.proname = 'idgen_portable_version' AND p.pronargs = 0;
+    IF NOT FOUND THEN
+        {missing}
+    END IF;
+    IF fn_owner <> (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+        RAISE EXCEPTION 'pg_idgen portable: schema % holds pg_idgen portable installed by %, not by %',
+                        schema_name, fn_owner::pg_catalog.regrole, CURRENT_USER
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Run the script as the role that installed it.';
+    END IF;
+    EXECUTE pg_catalog.format('SELECT %I.idgen_portable_version()', schema_name) INTO installed;"""
+
+
+def _plain_stop_when_done() -> list[str]:
+    """After a guard that found nothing to do: end the script with exit status 0."""
+    return [
+        "SELECT coalesce(pg_catalog.current_setting('idgen_portable.nothing_to_do', true) = 'on', false)"
+        " AS pg_idgen_nothing_to_do \\gset",
+        r"\if :pg_idgen_nothing_to_do",
+        "ROLLBACK;",
+        r"\quit",
+        r"\endif",
+    ]
+
+
+def plain_install_guard(v: str) -> list[str]:
+    """The plain install's first step: over the same version it says so and does nothing (exit
+    0, so a deployment may run it every time); over another version it refuses (42710) and
+    names the upgrade scripts; over an extension pg_idgen in the schema it refuses (55000)."""
+    return [
+        "DO $pg_idgen_check$",
+        _plain_find_installed("RETURN;"),
+        f"    IF installed = '{v}' THEN",
+        "        RAISE NOTICE 'pg_idgen portable % is already installed in schema %: nothing done', installed, schema_name;",
+        "        PERFORM pg_catalog.set_config('idgen_portable.nothing_to_do', 'on', true);",
+        "        RETURN;",
+        "    END IF;",
+        f"    RAISE EXCEPTION 'pg_idgen portable % is already installed in schema %; this script installs {v}',",
+        "                    installed, schema_name",
+        "        USING ERRCODE = 'duplicate_object',",
+        "              HINT = CASE WHEN installed !~ '^[0-9]+[.][0-9]+[.][0-9]+$'"
+        f" OR pg_catalog.string_to_array(installed, '.')::integer[] > '{{{v.replace('.', ',')}}}'::integer[]",
+        "                          THEN 'There are no downgrades.'",
+        "                          ELSE pg_catalog.format('Upgrade it instead: run pg_idgen_portable--%s--<next>.sql"
+        f" and each next upgrade script up to {v}, in order, as here (psql -v schema=%s -f ...).',"
+        " installed, schema_name) END;",
+        "END",
+        "$pg_idgen_check$;",
+        *_plain_stop_when_done(),
+    ]
+
+
+def plain_upgrade_guard(frm: str, to: str) -> list[str]:
+    """The plain upgrade's first step: the schema must hold <from> installed by the current role
+    (else 42704, 55000, 42501 or 22023); over <to> it says so and
+    does nothing, as ALTER EXTENSION UPDATE does."""
+    missing = (
+        "RAISE EXCEPTION 'pg_idgen portable is not installed in schema %', schema_name\n"
+        "            USING ERRCODE = 'undefined_object',\n"
+        f"                  HINT = 'Install it with pg_idgen_portable--{to}.sql.';"
+    )
+    return [
+        "DO $pg_idgen_check$",
+        _plain_find_installed(missing),
+        f"    IF installed = '{to}' THEN",
+        "        RAISE NOTICE 'pg_idgen portable % is already installed in schema %: nothing done', installed, schema_name;",
+        "        PERFORM pg_catalog.set_config('idgen_portable.nothing_to_do', 'on', true);",
+        f"    ELSIF installed IS DISTINCT FROM '{frm}' THEN",
+        f"        RAISE EXCEPTION 'pg_idgen portable: schema % has version %; this script upgrades {frm} to {to}',",
+        "                        schema_name, installed",
+        "            USING ERRCODE = 'invalid_parameter_value',",
+        "                  HINT = CASE WHEN installed ~ '^[0-9]+[.][0-9]+[.][0-9]+$' AND"
+        f" pg_catalog.string_to_array(installed, '.')::integer[] < '{{{frm.replace('.', ',')}}}'::integer[]",
+        f"                              THEN 'Run the upgrade scripts from ' || installed || ' to {frm} first, in order.'",
+        "                              ELSE 'There are no downgrades.' END;",
+        "    END IF;",
+        "END",
+        "$pg_idgen_check$;",
+        *_plain_stop_when_done(),
+    ]
+
+
+def upgrade_pieces(frm: str, to: str, src: pathlib.Path, ext: pathlib.Path | None, tle: bool) -> list[tuple[str, str]]:
+    """(title, text) of what an upgrade runs, in order, with @extschema@: the install's schema
+    check; the version it starts from, and the edition's relations and functions before it;
+    the hand-written upgrade (and, in the TLE, its extension-only part); the new
+    idgen_portable_version(); then what the install's last step (99_privileges.sql) does, for
+    the objects the upgrade created: grants that the installing role's default privileges gave
+    to other roles are revoked, and no SECURITY DEFINER function is left executable by PUBLIC.
+    Existing objects keep their grants (the owner's GRANTs to writers)."""
+    before = f"""DO $pg_idgen_before$
+BEGIN
+    IF @extschema@.idgen_portable_version() OPERATOR(pg_catalog.<>) '{frm}' THEN
+        RAISE EXCEPTION 'pg_idgen portable: schema @extschema@ has version %; this upgrade starts from {frm}',
+                        @extschema@.idgen_portable_version()
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM pg_catalog.set_config('idgen_portable.upgrade_relations',
+        (SELECT pg_catalog.array_agg(c.oid)::text FROM pg_catalog.pg_class c
+          WHERE c.relnamespace = '@extschema@'::pg_catalog.regnamespace), true);
+    PERFORM pg_catalog.set_config('idgen_portable.upgrade_functions',
+        (SELECT pg_catalog.array_agg(p.oid)::text FROM pg_catalog.pg_proc p
+          WHERE p.pronamespace = '@extschema@'::pg_catalog.regnamespace), true);
+END
+$pg_idgen_before$;"""
+    after = """DO $pg_idgen_after$
+DECLARE
+    nsp pg_catalog.oid := '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid;
+    known_relations pg_catalog.oid[] := pg_catalog.current_setting('idgen_portable.upgrade_relations')::pg_catalog.oid[];
+    known_functions pg_catalog.oid[] := pg_catalog.current_setting('idgen_portable.upgrade_functions')::pg_catalog.oid[];
+    r record;
+    left_over text;
+BEGIN
+    FOR r IN
+        SELECT pg_catalog.format('%s ON %s %s', a.privilege_type,
+                   CASE WHEN c.relkind = 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, c.oid::pg_catalog.regclass) AS what,
+               CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE a.grantee::pg_catalog.regrole::text END AS who
+          FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+         WHERE c.relnamespace = nsp AND a.grantee <> c.relowner
+           AND c.oid <> ALL (COALESCE(known_relations, '{}'))
+        UNION ALL
+        SELECT pg_catalog.format('EXECUTE ON FUNCTION %s', p.oid::pg_catalog.regprocedure),
+               a.grantee::pg_catalog.regrole::text
+          FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+         WHERE p.pronamespace = nsp AND a.grantee <> p.proowner AND a.grantee <> 0
+           AND p.oid <> ALL (COALESCE(known_functions, '{}'))
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE %s FROM %s CASCADE', r.what, r.who);
+    END LOOP;
+    SELECT pg_catalog.string_agg(p.oid::pg_catalog.regprocedure::text, ', ') INTO left_over
+      FROM pg_catalog.pg_proc p
+     WHERE p.pronamespace = nsp AND p.prosecdef AND p.oid <> ALL (COALESCE(known_functions, '{}'))
+       AND (p.proacl IS NULL OR EXISTS (SELECT FROM pg_catalog.aclexplode(p.proacl) a WHERE a.grantee = 0));
+    IF left_over IS NOT NULL THEN
+        RAISE EXCEPTION 'pg_idgen portable: the upgrade leaves SECURITY DEFINER functions executable by PUBLIC: %', left_over
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'A gate has EXECUTE revoked from PUBLIC (portable/README.md "Security"): REVOKE it in the upgrade.';
+    END IF;
+END
+$pg_idgen_after$;"""
+    check = HERE / "src" / SCHEMA_CHECK
+    pieces = [
+        (f"portable/src/{SCHEMA_CHECK} (the install schema's check)", check.read_text()),
+        ("build.py: the version upgraded, the objects before", before),
+        (f"{src}", src.read_text()),
+    ]
+    if tle and ext is not None:
+        pieces.append((f"{ext}", ext.read_text()))
+    pieces += [
+        ("build.py: the version", version_function(to).replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1)),
+        ("build.py: the grants of the new objects", after),
+    ]
+    return pieces
+
+
+def _shown(path_title: str) -> str:
+    """A source's name as the generated files show it: relative to the repository if inside."""
+    try:
+        return str(pathlib.Path(path_title).resolve().relative_to(ROOT))
+    except ValueError:
+        return path_title
+
+
+def plain_upgrade_script(frm: str, to: str, src: pathlib.Path, ext: pathlib.Path | None) -> str:
+    out = [
+        f"-- pg_idgen portable {frm} -> {to}: the plain SQL upgrade script. GENERATED by portable/build.py",
+        f"-- from {_shown(str(src))}: edit that, then run python3 portable/build.py.",
+        "--",
+        f"-- Run as the role that installed pg_idgen portable {frm}, naming its schema:",
+        f"--     psql -v schema=idgen -f pg_idgen_portable--{frm}--{to}.sql",
+        f"-- One transaction. It refuses a schema that does not hold {frm}; over {to} it does nothing.",
+        "-- See portable/README.md.",
+        r"\set ON_ERROR_STOP on",
+        r"\if :{?schema}",
+        r"\else",
+        r"\echo 'pg_idgen portable: give the schema to upgrade: psql -v schema=NAME -f FILE'",
+        r"\quit",
+        r"\endif",
+        r"\set QUIET on",
+        "BEGIN;",
+        "SET LOCAL search_path = pg_catalog, pg_temp;",
+        "SET LOCAL idgen_portable.install_schema = :'schema';",
+        *plain_upgrade_guard(frm, to),
+    ]
+    for title, text in upgrade_pieces(frm, to, src, ext, tle=False):
+        out += ["", f"-- ===== {_shown(title)} =====", *plain_exec(text)]
+    out += ["COMMIT;", ""]
+    return "\n".join(out)
+
+
+def tle_upgrade_script(frm: str, to: str, src: pathlib.Path, ext: pathlib.Path | None) -> str:
+    body = []
+    for title, text in upgrade_pieces(frm, to, src, ext, tle=True):
+        body += [f"-- ===== {_shown(title)} =====", text.rstrip("\n"), ""]
+    return "\n".join(
+        [
+            f"-- pg_idgen portable {frm} -> {to}: the pg_tle update path. GENERATED by portable/build.py",
+            f"-- from {_shown(str(src))}: edit that, then run python3 portable/build.py.",
+            "--",
+            f"-- In each database where the TLE {NAME} is installed, as a member of pgtle_admin (with",
+            "-- psql or any SQL client), then as the extension's owner:",
+            f"--     psql -f pg_idgen_tle--{frm}--{to}.sql",
+            f"--     ALTER EXTENSION {NAME} UPDATE;",
+            f"-- It adds the path {frm} -> {to} and makes {to} the default version (CREATE EXTENSION",
+            f"-- {NAME} then installs {frm} and updates it). See portable/README.md.",
+            "BEGIN;",
+            f"SELECT pgtle.install_update_path('{NAME}', '{frm}', '{to}',",
+            TLE_TAG,
+            *body,
+            TLE_TAG,
+            ");",
+            f"SELECT pgtle.set_default_version('{NAME}', '{to}');",
+            "COMMIT;",
+            "",
+        ]
+    )
+
+
+def targets_for(v: str, out: pathlib.Path, extra: list[pathlib.Path]) -> dict[pathlib.Path, str]:
+    """Every generated file of version v: its two install scripts and two per upgrade."""
     targets = {
-        dist / f"pg_idgen_portable--{v}.sql": plain_script(v),
-        dist / f"pg_idgen_tle--{v}.sql": tle_script(v),
+        out / f"pg_idgen_portable--{v}.sql": plain_script(v),
+        out / f"pg_idgen_tle--{v}.sql": tle_script(v),
     }
-    if sys.argv[1:] == ["--check"]:
-        stale = [p.name for p in dist.glob("*.sql") if p not in targets]
+    for frm, to, src, ext in upgrade_sources(v, extra):
+        targets[out / f"pg_idgen_portable--{frm}--{to}.sql"] = plain_upgrade_script(frm, to, src, ext)
+        targets[out / f"pg_idgen_tle--{frm}--{to}.sql"] = tle_upgrade_script(frm, to, src, ext)
+    return targets
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="fail when the files in --out differ from what the sources build")
+    parser.add_argument("--version", help="build this version instead of the extension's (tests: a synthetic next version)")
+    parser.add_argument("--upgrades", action="append", type=pathlib.Path, default=[], metavar="DIR",
+                        help="another directory of <from>--<to>.sql upgrades (and extension/), besides portable/src/upgrade")
+    parser.add_argument("--out", type=pathlib.Path, default=HERE / "dist", metavar="DIR", help="where to write (default portable/dist)")
+    args = parser.parse_args()
+    v = args.version or version()
+    if not re.fullmatch(r"\d+\.\d+\.\d+", v):
+        sys.exit(f"build.py: unexpected version {v!r}")
+    out = args.out.resolve()
+    targets = targets_for(v, out, [d.resolve() for d in args.upgrades])
+
+    def shown(p: pathlib.Path) -> str:
+        return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
+
+    if args.check:
+        stale = [p.name for p in out.glob("*.sql") if p not in targets]
         for target, text in targets.items():
             if not target.exists() or target.read_text() != text:
-                sys.exit(
-                    f"build.py --check: {target.relative_to(ROOT)} is not what portable/src builds; run python3 portable/build.py"
-                )
+                sys.exit(f"build.py --check: {shown(target)} is not what its sources build; run python3 portable/build.py")
         if stale:
-            sys.exit(f"build.py --check: stale files in portable/dist: {stale}")
-        names = ", ".join(str(t.relative_to(ROOT)) for t in targets)
-        print(f"build.py --check: {names} match portable/src")
+            sys.exit(f"build.py --check: stale files in {shown(out)}: {stale}")
+        names = ", ".join(shown(t) for t in targets)
+        print(f"build.py --check: {names} match their sources")
         return
-    if sys.argv[1:]:
-        sys.exit(__doc__)
-    dist.mkdir(exist_ok=True)
-    for old in dist.glob("*.sql"):
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.sql"):
         if old not in targets:
             old.unlink()
     for target, text in targets.items():
         target.write_text(text)
-        print(f"wrote {target.relative_to(ROOT)}")
+        print(f"wrote {shown(target)}")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,55 @@ BEGIN
     END IF;
 END
 $pg_idgen_check$;
+DO $pg_idgen_check$
+DECLARE
+    schema_name text := pg_catalog.current_setting('idgen_portable.install_schema');
+    nsp pg_catalog.oid := (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = schema_name);
+    ext_version text;
+    fn_owner pg_catalog.oid;
+    installed text;
+BEGIN
+    IF nsp IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT e.extversion INTO ext_version FROM pg_catalog.pg_extension e
+     WHERE e.extname = 'pg_idgen' AND e.extnamespace = nsp;
+    IF FOUND THEN
+        RAISE EXCEPTION 'pg_idgen portable: schema % holds the extension pg_idgen %', schema_name, ext_version
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'The plain script does not install over or upgrade an extension: update the TLE with '
+                         'its pg_idgen_tle--<from>--<to>.sql scripts, then ALTER EXTENSION pg_idgen UPDATE.';
+    END IF;
+    SELECT p.proowner INTO fn_owner FROM pg_catalog.pg_proc p
+     WHERE p.pronamespace = nsp AND p.proname = 'idgen_portable_version' AND p.pronargs = 0;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    IF fn_owner <> (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = CURRENT_USER) THEN
+        RAISE EXCEPTION 'pg_idgen portable: schema % holds pg_idgen portable installed by %, not by %',
+                        schema_name, fn_owner::pg_catalog.regrole, CURRENT_USER
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Run the script as the role that installed it.';
+    END IF;
+    EXECUTE pg_catalog.format('SELECT %I.idgen_portable_version()', schema_name) INTO installed;
+    IF installed = '0.7.0' THEN
+        RAISE NOTICE 'pg_idgen portable % is already installed in schema %: nothing done', installed, schema_name;
+        PERFORM pg_catalog.set_config('idgen_portable.nothing_to_do', 'on', true);
+        RETURN;
+    END IF;
+    RAISE EXCEPTION 'pg_idgen portable % is already installed in schema %; this script installs 0.7.0',
+                    installed, schema_name
+        USING ERRCODE = 'duplicate_object',
+              HINT = CASE WHEN installed !~ '^[0-9]+[.][0-9]+[.][0-9]+$' OR pg_catalog.string_to_array(installed, '.')::integer[] > '{0,7,0}'::integer[]
+                          THEN 'There are no downgrades.'
+                          ELSE pg_catalog.format('Upgrade it instead: run pg_idgen_portable--%s--<next>.sql and each next upgrade script up to 0.7.0, in order, as here (psql -v schema=%s -f ...).', installed, schema_name) END;
+END
+$pg_idgen_check$;
+SELECT coalesce(pg_catalog.current_setting('idgen_portable.nothing_to_do', true) = 'on', false) AS pg_idgen_nothing_to_do \gset
+\if :pg_idgen_nothing_to_do
+ROLLBACK;
+\quit
+\endif
 CREATE SCHEMA IF NOT EXISTS :"schema";
 
 -- ===== portable/src/05_schema.sql =====

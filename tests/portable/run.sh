@@ -8,7 +8,8 @@
 # vectors, native comparisons, the security model (a writer role and a role without rights),
 # COPY compatibility with the native type, concurrency (8 sessions x 50000 ids of each
 # generator, as the writer; PORTABLE_SESSIONS and PORTABLE_PER_SESSION scale it) and a timing
-# line. When the native extension is installed in that PostgreSQL it is preloaded and
+# line; then tests/portable/test_backfill.py: idgen_backfill on a live table, resumed, as the
+# writer, and its hostile cases (PORTABLE_BACKFILL_ROWS, 20000, scales it). When the native extension is installed in that PostgreSQL it is preloaded and
 # created in a second database of the cluster for the comparisons; otherwise they are skipped.
 #
 # It installs nothing into PostgreSQL and uses its own cluster directory and port, so it does
@@ -76,7 +77,8 @@ for sql in "SELECT setval('idgen_dp.idgen_xid12_seq', 1)" "SELECT setval('idgen_
            "SELECT nextval('idgen_dp.idgen_xid12_backfill_seq')" "UPDATE idgen_dp.idgen_config SET worker_id = 1" \
            "DELETE FROM idgen_dp.rapkey_counter" "SELECT idgen_dp.idgen_sequence_jump('idgen_dp.idgen_xid12_seq'::regclass, 1)" \
            "SELECT idgen_dp.idgen_sequence_wait('idgen_dp.idgen_xid12_seq'::regclass)" "SELECT idgen_dp.gen_xid12()" \
-           "SELECT idgen_dp.gen_xid12(now())" "SELECT idgen_dp.gen_snowflake()" "SELECT idgen_dp.rapkey_next('a.b')"; do
+           "SELECT idgen_dp.gen_xid12(now())" "SELECT idgen_dp.gen_snowflake()" "SELECT idgen_dp.rapkey_next('a.b')" \
+           "TRUNCATE idgen_dp.idgen_backfill_progress"; do
     out=$("$BINDIR/psql" -X -q -v VERBOSITY=verbose -h "$SOCK" -p "$PORT" -U idgen_other -d app -c "$sql" 2>&1) && die "idgen_other ran: $sql"
     grep -q "ERROR:  42501: permission denied for" <<<"$out" || die "idgen_other: $sql: $out"
 done
@@ -96,5 +98,11 @@ start=$(date +%s)
 PORTABLE_OTHER_DSN="host=$SOCK port=$PORT user=idgen_other dbname=app options='-c search_path='" \
     PORTABLE_WRITER_DSN="host=$SOCK port=$PORT user=idgen_writer dbname=app options='-c search_path='" \
     "$PY" "$ROOT/tests/portable/test_portable.py" \
+    "host=$SOCK port=$PORT user=idgen_owner dbname=app options='-c search_path='" "${NATIVE_DSN[@]}"
+
+say "tests/portable/test_backfill.py"
+PORTABLE_OTHER_DSN="host=$SOCK port=$PORT user=idgen_other dbname=app options='-c search_path='" \
+    PORTABLE_WRITER_DSN="host=$SOCK port=$PORT user=idgen_writer dbname=app options='-c search_path='" \
+    "$PY" "$ROOT/tests/portable/test_backfill.py" \
     "host=$SOCK port=$PORT user=idgen_owner dbname=app options='-c search_path='" "${NATIVE_DSN[@]}"
 say "portable edition on PostgreSQL $PG_MAJOR: passed ($(($(date +%s) - start)) s of tests)"

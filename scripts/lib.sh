@@ -35,6 +35,7 @@ declare -A PORTS=(
     [fo-first]=$((TEST_PORT - 15))   # and a standby cut off before the registry's first grant
     [portable]=$((TEST_PORT - 16))   # tests/portable/run.sh: the portable SQL edition
     [portable-tle]=$((TEST_PORT - 17)) # tests/portable/run_tle.sh: the same as a pg_tle extension
+    [portable-regress]=$((TEST_PORT - 18)) # tests/portable/regress.sh: the native suites against it
     [upgrade-old]=$TEST_PORT
     [upgrade-new]=$TEST_PORT
     [pg_upgrade-new]=$((TEST_PORT - 1)) # the port pg_upgrade gives the new server while it runs

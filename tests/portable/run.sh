@@ -10,6 +10,8 @@
 # generator, as the writer; PORTABLE_SESSIONS and PORTABLE_PER_SESSION scale it) and a timing
 # line. When the native extension is installed in that PostgreSQL it is preloaded and
 # created in a second database of the cluster for the comparisons; otherwise they are skipped.
+# Last, tests/portable/regress.sh: the native regression suites against the edition, on a
+# cluster of its own (tests/portable/regress_differences.md lists what differs).
 #
 # It installs nothing into PostgreSQL and uses its own cluster directory and port, so it does
 # not need the lock the other scripts share (PG_IDGEN_LOCKED=1 unless set).
@@ -97,4 +99,6 @@ PORTABLE_OTHER_DSN="host=$SOCK port=$PORT user=idgen_other dbname=app options='-
     PORTABLE_WRITER_DSN="host=$SOCK port=$PORT user=idgen_writer dbname=app options='-c search_path='" \
     "$PY" "$ROOT/tests/portable/test_portable.py" \
     "host=$SOCK port=$PORT user=idgen_owner dbname=app options='-c search_path='" "${NATIVE_DSN[@]}"
+stop_cluster portable
+bash "$ROOT/tests/portable/regress.sh" "$MAJOR"
 say "portable edition on PostgreSQL $PG_MAJOR: passed ($(($(date +%s) - start)) s of tests)"

@@ -36,6 +36,7 @@ declare -A PORTS=(
     [portable]=$((TEST_PORT - 16))   # tests/portable/run.sh: the portable SQL edition
     [portable-tle]=$((TEST_PORT - 17)) # tests/portable/run_tle.sh: the same as a pg_tle extension
     [portable-upgrade]=$((TEST_PORT - 18)) # tests/portable/upgrade.sh: the portable upgrade path
+    [portable-regress]=$((TEST_PORT - 19)) # tests/portable/regress.sh: the native suites against it
     [upgrade-old]=$TEST_PORT
     [upgrade-new]=$TEST_PORT
     [pg_upgrade-new]=$((TEST_PORT - 1)) # the port pg_upgrade gives the new server while it runs

@@ -11,6 +11,8 @@
 # line; then tests/portable/test_backfill.py: idgen_backfill on a live table, resumed, as the
 # writer, and its hostile cases (PORTABLE_BACKFILL_ROWS, 20000, scales it). When the native extension is installed in that PostgreSQL it is preloaded and
 # created in a second database of the cluster for the comparisons; otherwise they are skipped.
+# Last, tests/portable/regress.sh: the native regression suites against the edition, on a
+# cluster of its own (tests/portable/regress_differences.md lists what differs).
 #
 # It installs nothing into PostgreSQL and uses its own cluster directory and port, so it does
 # not need the lock the other scripts share (PG_IDGEN_LOCKED=1 unless set).
@@ -105,4 +107,6 @@ PORTABLE_OTHER_DSN="host=$SOCK port=$PORT user=idgen_other dbname=app options='-
     PORTABLE_WRITER_DSN="host=$SOCK port=$PORT user=idgen_writer dbname=app options='-c search_path='" \
     "$PY" "$ROOT/tests/portable/test_backfill.py" \
     "host=$SOCK port=$PORT user=idgen_owner dbname=app options='-c search_path='" "${NATIVE_DSN[@]}"
+stop_cluster portable
+bash "$ROOT/tests/portable/regress.sh" "$MAJOR"
 say "portable edition on PostgreSQL $PG_MAJOR: passed ($(($(date +%s) - start)) s of tests)"

@@ -144,23 +144,56 @@ CREATE FUNCTION @extschema@.rapkey_is_valid(key text) RETURNS boolean
 RETURN @extschema@.idgen_rapkey_key_error(key) IS NULL;
 COMMENT ON FUNCTION @extschema@.rapkey_is_valid(text) IS 'whether the text is a valid rapkey (grammar and check character); never errors';
 
--- The domain's check: true, or native's 23514 whose DETAIL says what is wrong.
+-- The domain's check: true, or native's 23514 whose DETAIL says what is wrong, with native's
+-- HINT on the grammar unless only the check character is wrong (docs/formats.md §3-§4). The
+-- message names the domain's CHECK constraint that calls this function, as the catalog has it
+-- (renamed or not), and carries the names PostgreSQL's own domain errors carry.
 CREATE FUNCTION @extschema@.rapkey_domain_check(key text) RETURNS boolean
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     problem text := @extschema@.idgen_rapkey_key_error(key);
+    detail text;
+    hint text;
+    schema_name text;
+    constraint_name text;
 BEGIN
     IF problem IS NULL THEN
         RETURN true;
     END IF;
-    RAISE EXCEPTION 'value for domain rapkey violates check constraint "rapkey_check"'
-        USING ERRCODE = 'check_violation',
-              DETAIL = @extschema@.idgen_quoted(key) || ': ' || problem,
-              SCHEMA = (SELECT n.nspname FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
-                        WHERE t.oid = '@extschema@.rapkey'::regtype),
-              DATATYPE = 'rapkey', CONSTRAINT = 'rapkey_check';
+    detail := @extschema@.idgen_quoted(key) || ': ' || problem;
+    IF NOT starts_with(problem, 'Wrong check character: ') THEN
+        hint := 'A rapkey is type.segment[.segment...]-c: a type of 2 to 8 letters, 1 to 5 segments of [a-z0-9], and a check character.';
+    END IF;
+    SELECT n.nspname INTO schema_name
+      FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+     WHERE t.oid = '@extschema@.rapkey'::regtype;
+    SELECT c.conname INTO constraint_name
+      FROM pg_constraint c
+     WHERE c.contypid = '@extschema@.rapkey'::regtype AND c.contype = 'c'
+       AND EXISTS (SELECT FROM pg_depend d
+                    WHERE d.classid = 'pg_constraint'::regclass AND d.objid = c.oid
+                      AND d.refclassid = 'pg_proc'::regclass
+                      AND d.refobjid = '@extschema@.rapkey_domain_check(text)'::regprocedure)
+     ORDER BY c.conname
+     LIMIT 1;
+    -- RAISE takes no NULL option (and an empty HINT would still be shown): four forms.
+    IF constraint_name IS NULL AND hint IS NULL THEN
+        RAISE EXCEPTION 'value for domain rapkey violates check constraint'
+            USING ERRCODE = 'check_violation', DETAIL = detail, SCHEMA = schema_name, DATATYPE = 'rapkey';
+    ELSIF constraint_name IS NULL THEN
+        RAISE EXCEPTION 'value for domain rapkey violates check constraint'
+            USING ERRCODE = 'check_violation', DETAIL = detail, HINT = hint, SCHEMA = schema_name,
+                  DATATYPE = 'rapkey';
+    ELSIF hint IS NULL THEN
+        RAISE EXCEPTION 'value for domain rapkey violates check constraint "%"', constraint_name
+            USING ERRCODE = 'check_violation', DETAIL = detail, SCHEMA = schema_name,
+                  DATATYPE = 'rapkey', CONSTRAINT = constraint_name;
+    END IF;
+    RAISE EXCEPTION 'value for domain rapkey violates check constraint "%"', constraint_name
+        USING ERRCODE = 'check_violation', DETAIL = detail, HINT = hint, SCHEMA = schema_name,
+              DATATYPE = 'rapkey', CONSTRAINT = constraint_name;
 END
 $$;
 
@@ -195,8 +228,18 @@ DECLARE
     orig text := @extschema@.idgen_trim(type);
     body text := @extschema@.idgen_ascii_lower(orig);
     n integer := coalesce(cardinality(segments), 0);
-    problem text := @extschema@.idgen_rapkey_part_error(0, body, orig);
+    problem text;
 BEGIN
+    -- Segments are counted from 1 in the order given, whatever the array's bounds (as native).
+    IF array_lower(segments, 1) <> 1 OR array_ndims(segments) > 1 THEN
+        segments := ARRAY(SELECT unnest(segments));
+    END IF;
+    -- A NULL segment is native's first check, before the type's.
+    IF array_position(segments, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'rapkey segment % is NULL', array_position(segments, NULL)
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    problem := @extschema@.idgen_rapkey_part_error(0, body, orig);
     IF problem IS NULL AND n > 5 THEN
         problem := format('Too many segments: %s (at most 5).', n);
     ELSIF problem IS NULL AND n = 0 THEN
@@ -242,9 +285,10 @@ CREATE FUNCTION @extschema@.rapkey_segments(key @extschema@.rapkey) RETURNS text
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 RETURN (string_to_array(left(key, -2), '.'))[2:];
 
+-- Segment n (from 1), NULL for 0, a negative n or past the last one (as native).
 CREATE FUNCTION @extschema@.rapkey_segment(key @extschema@.rapkey, n integer) RETURNS text
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-RETURN (string_to_array(left(key, -2), '.'))[n + 1];
+RETURN CASE WHEN n BETWEEN 1 AND 5 THEN (string_to_array(left(key, -2), '.'))[n + 1] END;
 
 -- A prefix, trimmed and lowercased, or native's 22023 "invalid rapkey prefix".
 CREATE FUNCTION @extschema@.idgen_rapkey_prefix(prefix text, numbered boolean) RETURNS text

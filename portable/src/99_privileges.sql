@@ -3,9 +3,13 @@
 -- grant on the edition's relations (tables, sequences) to any role but the owner is revoked,
 -- PUBLIC included, and on its functions to any role but the owner and PUBLIC; then EXECUTE is
 -- revoked from PUBLIC again where the edition means it (the gates and the helpers that reach
--- the shared state). The intended grants are none (but native's SELECT on idgen_registry_pool
--- to PUBLIC): the owner grants them afterwards (portable/README.md "Security"). The edition's objects: those this transaction created
--- (plain script), or members of the extension (TLE).
+-- the shared state). The intended grants are none (the owner grants them afterwards,
+-- portable/README.md "Security") but native's: SELECT on idgen_registry_pool to PUBLIC
+-- (sql/registry.sql), and on idgen_backfill_progress (sql/backfill.sql) SELECT, INSERT, UPDATE
+-- and DELETE to PUBLIC, each role's rows guarded by its row-level security policies; any other
+-- grant on them (TRUNCATE, which ignores those policies) goes too.
+-- The edition's objects: those this transaction created (plain script), or members of the
+-- extension (TLE).
 DO $$
 DECLARE
     nsp pg_catalog.oid := '@extschema@'::pg_catalog.regnamespace::pg_catalog.oid;
@@ -21,12 +25,15 @@ BEGIN
                CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE a.grantee::pg_catalog.regrole::text END AS who
           FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
          WHERE c.relnamespace = nsp AND a.grantee <> c.relowner
-           -- The one grant the edition makes: the registry's pools are readable by all (native's).
+           -- The grants the edition makes (native's): the registry's pools are readable by all;
+           -- each role reads and writes its own backfill progress rows.
            AND NOT (c.relname = 'idgen_registry_pool' AND a.grantee = 0 AND a.privilege_type = 'SELECT')
+           AND NOT (c.relname = 'idgen_backfill_progress' AND a.grantee = 0
+                    AND a.privilege_type IN ('SELECT', 'INSERT', 'UPDATE', 'DELETE'))
            AND (c.xmin = me OR EXISTS (SELECT FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
                                        AND d.objid = c.oid AND d.refobjid = ext AND d.deptype = 'e'))
         UNION ALL
-        SELECT pg_catalog.format('EXECUTE ON FUNCTION %s', p.oid::pg_catalog.regprocedure),
+        SELECT pg_catalog.format('EXECUTE ON ROUTINE %s', p.oid::pg_catalog.regprocedure),
                a.grantee::pg_catalog.regrole::text
           FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
          WHERE p.pronamespace = nsp AND a.grantee <> p.proowner AND a.grantee <> 0
@@ -44,7 +51,9 @@ BEGIN
       FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
      WHERE c.relnamespace = nsp AND a.grantee <> c.relowner
        AND (c.relname IN ('idgen_config', 'rapkey_counter', 'idgen_xid12_seq', 'idgen_snowflake_seq', 'idgen_xid12_backfill_seq')
-            OR c.relname LIKE 'idgen\_registry\_%' AND NOT (c.relname = 'idgen_registry_pool' AND a.grantee = 0 AND a.privilege_type = 'SELECT'));
+            OR c.relname LIKE 'idgen\_registry\_%' AND NOT (c.relname = 'idgen_registry_pool' AND a.grantee = 0 AND a.privilege_type = 'SELECT')
+            OR (c.relname = 'idgen_backfill_progress'
+                AND NOT (a.grantee = 0 AND a.privilege_type IN ('SELECT', 'INSERT', 'UPDATE', 'DELETE'))));
     SELECT pg_catalog.concat_ws(', ', left_over, pg_catalog.string_agg(pg_catalog.format('EXECUTE on %s', p.oid::pg_catalog.regprocedure), ', '))
       INTO left_over
       FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a

@@ -8,9 +8,13 @@
 # vectors, native comparisons, the security model (a writer role and a role without rights),
 # COPY compatibility with the native type, concurrency (8 sessions x 50000 ids of each
 # generator, as the writer; PORTABLE_SESSIONS and PORTABLE_PER_SESSION scale it) and a timing
-# line; then tests/portable/test_registry.py: the writer registry, with a crash (twice) and a
-# standby promoted in place of the cluster. When the native extension is installed in that PostgreSQL it is preloaded and
+# line; then tests/portable/test_backfill.py: idgen_backfill on a live table, resumed, as the
+# writer, and its hostile cases (PORTABLE_BACKFILL_ROWS, 20000, scales it); then
+# tests/portable/test_registry.py: the writer registry, with a crash (twice) and a standby
+# promoted in place of the cluster. When the native extension is installed in that PostgreSQL it is preloaded and
 # created in a second database of the cluster for the comparisons; otherwise they are skipped.
+# Last, tests/portable/regress.sh: the native regression suites against the edition, on a
+# cluster of its own (tests/portable/regress_differences.md lists what differs).
 #
 # It installs nothing into PostgreSQL and uses its own cluster directory and port, so it does
 # not need the lock the other scripts share (PG_IDGEN_LOCKED=1 unless set).
@@ -81,7 +85,7 @@ for sql in "SELECT setval('idgen_dp.idgen_xid12_seq', 1)" "SELECT setval('idgen_
            "SELECT idgen_dp.gen_xid12(now())" "SELECT idgen_dp.gen_snowflake()" "SELECT idgen_dp.rapkey_next('a.b')" \
            "SELECT idgen_dp.idgen_acquire('snowflake', 'w')" "UPDATE idgen_dp.idgen_registry_grant SET hi = lo" \
            "SELECT nextval('idgen_dp.idgen_registry_grant_id_seq')" "DELETE FROM idgen_dp.idgen_registry_site" \
-           "SELECT idgen_dp.idgen_pool_allow('app', 'idgen_other')"; do
+           "SELECT idgen_dp.idgen_pool_allow('app', 'idgen_other')" "TRUNCATE idgen_dp.idgen_backfill_progress"; do
     out=$("$BINDIR/psql" -X -q -v VERBOSITY=verbose -h "$SOCK" -p "$PORT" -U idgen_other -d app -c "$sql" 2>&1) && die "idgen_other ran: $sql"
     grep -q "ERROR:  42501: permission denied for" <<<"$out" || die "idgen_other: $sql: $out"
 done
@@ -101,6 +105,12 @@ start=$(date +%s)
 PORTABLE_OTHER_DSN="host=$SOCK port=$PORT user=idgen_other dbname=app options='-c search_path='" \
     PORTABLE_WRITER_DSN="host=$SOCK port=$PORT user=idgen_writer dbname=app options='-c search_path='" \
     "$PY" "$ROOT/tests/portable/test_portable.py" \
+    "host=$SOCK port=$PORT user=idgen_owner dbname=app options='-c search_path='" "${NATIVE_DSN[@]}"
+
+say "tests/portable/test_backfill.py"
+PORTABLE_OTHER_DSN="host=$SOCK port=$PORT user=idgen_other dbname=app options='-c search_path='" \
+    PORTABLE_WRITER_DSN="host=$SOCK port=$PORT user=idgen_writer dbname=app options='-c search_path='" \
+    "$PY" "$ROOT/tests/portable/test_backfill.py" \
     "host=$SOCK port=$PORT user=idgen_owner dbname=app options='-c search_path='" "${NATIVE_DSN[@]}"
 
 # The writer registry (sql/registry.sql in the edition): grants, roles, provenance, the Python
@@ -137,4 +147,6 @@ as_postgres "$BINDIR/pg_ctl" -D "$STANDBY/data" -l "$STANDBY/server.log" -w star
 as_postgres "$BINDIR/pg_ctl" -D "$STANDBY/data" -w promote >/dev/null
 registry promoted
 stop_cluster portable-standby
+# The native suites, on a cluster of their own.
+bash "$ROOT/tests/portable/regress.sh" "$MAJOR"
 say "portable edition on PostgreSQL $PG_MAJOR: passed ($(($(date +%s) - start)) s of tests)"

@@ -15,7 +15,7 @@
 # and a role idgen_owner that is not superuser, member of pgtle_admin, owner of database app. As
 # that role: the generated script (pgtle.install_extension), CREATE EXTENSION pg_idgen SCHEMA
 # idgen, tests/portable/test_portable.py (vectors, security as a writer role and a role without
-# rights, concurrency at a smaller scale), then a table of ids, pg_dump (which must say CREATE
+# rights, concurrency at a smaller scale) and tests/portable/test_backfill.py, then a table of ids, pg_dump (which must say CREATE
 # EXTENSION pg_idgen), restored by the owner into a database where the TLE is installed (a
 # dump of pg_idgen and the data only) and by a superuser into an empty one (the full dump, which
 # carries the TLE's definition): rows, configuration, counters, sequences and grants come back.
@@ -30,7 +30,6 @@ export PG_IDGEN_CLUSTERS=${PG_IDGEN_CLUSTERS:-/var/tmp/pg_idgen_portable_tle}
 # shellcheck source=scripts/lib.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/lib.sh"
 PORT=${PORTABLE_TLE_PORT:-${PORTS[portable-tle]}}
-TLE_CACHE=${PG_IDGEN_PG_TLE_CACHE:-/var/cache/pg_idgen}
 use_private_postgres "$MAJOR"
 VERSION=$(extension_version)
 SCRIPT=$ROOT/portable/dist/pg_idgen_tle--$VERSION.sql
@@ -41,52 +40,8 @@ started=$(date +%s)
 say "portable/dist matches portable/src"
 python3 "$ROOT/portable/build.py" --check
 
-# use_tle_postgres: selects the copy of the private build with pg_tle (made once, see above).
-use_tle_postgres() {
-    local tarball=${PG_IDGEN_PG_TLE_SRC:-} f sha base key dir src
-    if [ -z "$tarball" ]; then
-        for f in "$ROOT"/../shared/vendor/pg_tle-*.tar.gz; do
-            [ -f "$f" ] && tarball=$f
-        done
-    fi
-    [ -f "${tarball:-}" ] ||
-        die "no pg_tle source: set PG_IDGEN_PG_TLE_SRC or put pg_tle-*.tar.gz in $(realpath -m "$ROOT/../shared/vendor")"
-    base=$(dirname "$BINDIR")
-    [ -f "$base/.pinned" ] || die "$base is not a private build of scripts/lib.sh"
-    sha=$(sha256sum "$tarball" | cut -d' ' -f1)
-    key=pg$(cut -d' ' -f1 "$base/.pinned")-$(cut -d' ' -f2 "$base/.pinned" | cut -c1-12)-tle-${sha:0:12}
-    dir=$TLE_CACHE/$key
-    mkdir -p "$TLE_CACHE"
-    exec 8>"$TLE_CACHE/$key.lock"
-    flock 8
-    if [ ! -f "$dir/.complete" ]; then
-        say "PostgreSQL $PG_MAJOR with pg_tle from $(basename "$tarball"), without pg_idgen (once, into $dir)"
-        ensure_packages flex make gcc
-        rm -rf "$dir.tmp"
-        cp -a "$base" "$dir.tmp"
-        rm -f "$dir.tmp"/lib/pg_idgen.so "$dir.tmp"/share/extension/pg_idgen.control "$dir.tmp"/share/extension/pg_idgen--*.sql
-        mkdir "$dir.tmp/build"
-        tar -xzf "$tarball" -C "$dir.tmp/build" --no-same-owner
-        src=$(find "$dir.tmp/build" -mindepth 2 -maxdepth 2 -name pg_tle.control.in -printf '%h\n' | head -1)
-        [ -n "$src" ] || die "no pg_tle.control.in in $tarball"
-        make -C "$src" USE_PGXS=1 PG_CONFIG="$dir.tmp/bin/pg_config" -j"$(nproc)" >"$dir.tmp/build/make.log" 2>&1 ||
-            { tail -40 "$dir.tmp/build/make.log"; die "building pg_tle failed"; }
-        make -C "$src" USE_PGXS=1 PG_CONFIG="$dir.tmp/bin/pg_config" install >"$dir.tmp/build/install.log" 2>&1 ||
-            { tail -30 "$dir.tmp/build/install.log"; die "installing pg_tle failed"; }
-        rm -rf "$dir.tmp/build"
-        echo "$tarball" >"$dir.tmp/pg_tle.source"
-        chmod -R a+rX "$dir.tmp"
-        : >"$dir.tmp/.complete"
-        rm -rf "$dir"
-        mv "$dir.tmp" "$dir"
-    fi
-    flock -u 8
-    # Not use_pg_config: that would register the copy with cargo-pgrx in place of the build.
-    PG_CONFIG=$dir/bin/pg_config
-    BINDIR=$dir/bin
-    echo "pg_tle $(sed -nE "s/^default_version = '(.*)'/\1/p" "$dir/share/extension/pg_tle.control") in $dir"
-    [ ! -e "$dir/share/extension/pg_idgen.control" ] || die "$dir has the native pg_idgen"
-}
+# shellcheck source=tests/portable/tle_lib.sh
+source "$ROOT/tests/portable/tle_lib.sh"
 say "PostgreSQL $PG_MAJOR with pg_tle"
 use_tle_postgres
 
@@ -121,6 +76,10 @@ PORTABLE_SESSIONS=${PORTABLE_SESSIONS:-4} PORTABLE_PER_SESSION=${PORTABLE_PER_SE
     PORTABLE_TIMING_N=${PORTABLE_TIMING_N:-50000} \
     PORTABLE_OTHER_DSN=$(dsn idgen_other) PORTABLE_WRITER_DSN=$(dsn idgen_writer) \
     "$PY" "$ROOT/tests/portable/test_portable.py" "$(dsn idgen_owner)"
+
+say "tests/portable/test_backfill.py against the TLE"
+PORTABLE_OTHER_DSN=$(dsn idgen_other) PORTABLE_WRITER_DSN=$(dsn idgen_writer) \
+    "$PY" "$ROOT/tests/portable/test_backfill.py" "$(dsn idgen_owner)"
 
 say "tests/portable/test_registry.py against the TLE (phase main)"
 PORTABLE_OTHER_DSN=$(dsn idgen_other) PORTABLE_WRITER_DSN=$(dsn idgen_writer) PORTABLE_SUPER_DSN=$(dsn postgres) \
@@ -184,3 +143,5 @@ done
 [ ! -s "$CLUSTERS/tle/restore.err" ] || sed 's/^/    restore said: /' "$CLUSTERS/tle/restore.err"
 
 say "pg_idgen TLE on PostgreSQL $PG_MAJOR: passed ($(($(date +%s) - started)) s)"
+# The upgrade path, both packagings, on a cluster of its own.
+bash "$ROOT/tests/portable/upgrade.sh" "$MAJOR"

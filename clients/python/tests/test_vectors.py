@@ -129,3 +129,13 @@ def test_snowflake_invalid_id(case):
     with pytest.raises(ValueError) as e:
         snowflake_worker(case["id"])
     assert str(e.value) == expected(case)
+
+
+def test_edition_query_starts_with_the_shared_rule():
+    """tests/vectors/edition_rule.sql: how every client finds the edition and its xid12 type."""
+    from pg_idgen._catalog import EDITION_QUERY
+
+    with open(os.path.join(VECTORS, "edition_rule.sql"), encoding="utf-8") as f:
+        rule = "".join(line for line in f.read().splitlines(keepends=True) if not line.startswith("--"))
+    assert rule.count("WITH c AS (") == 1
+    assert EDITION_QUERY.lstrip("\n").startswith(rule.rstrip("\n"))

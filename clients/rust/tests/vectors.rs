@@ -158,3 +158,26 @@ fn snowflake() {
         assert_eq!(error.to_string(), expected(case));
     }
 }
+
+/// tests/vectors/edition_rule.sql: how every client finds the edition and its xid12 type; this
+/// client's EDITION_QUERY starts with it, byte for byte, then selects its own columns.
+#[test]
+fn edition_query_starts_with_the_shared_rule() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/vectors/edition_rule.sql"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let rule: String = text
+        .lines()
+        .filter(|line| !line.starts_with("--"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_eq!(rule.matches("WITH c AS (").count(), 1);
+    assert!(
+        pg_idgen_client::edition::EDITION_QUERY
+            .trim_start_matches('\n')
+            .starts_with(rule.trim_end_matches('\n')),
+        "EDITION_QUERY does not start with tests/vectors/edition_rule.sql"
+    );
+}

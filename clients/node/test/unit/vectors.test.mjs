@@ -9,6 +9,7 @@ import {
   ClockBeforeWindow, SnowflakeClockError, SnowflakeGrantState, StepKind, XidGrantState, snowflakeParts, Xid, rapkey,
   snowflakeWorker, snowflakeSequence, snowflakeUnixMs, RegistryError, RegistryFenced, registryErrorOf, fencedUntil,
 } from '../../dist/index.js';
+import { EDITION_QUERY } from '../../dist/catalog.js';
 
 const DIR = fileURLToPath(new URL('../../../../tests/vectors/', import.meta.url));
 
@@ -257,6 +258,18 @@ const RUNNERS = {
 };
 
 const files = existsSync(DIR) ? readdirSync(DIR).filter((f) => f.endsWith('.json')).sort() : [];
+
+// tests/vectors/edition_rule.sql: how every client finds the edition and its xid12 type; this
+// client's EDITION_QUERY starts with it, byte for byte, then selects its own columns.
+test('tests/vectors/edition_rule.sql', { skip: !existsSync(DIR) && 'not in the repository checkout' }, () => {
+  const rule = readFileSync(DIR + 'edition_rule.sql', 'utf8')
+    .split('\n')
+    .filter((line) => !line.startsWith('--'))
+    .join('\n')
+    .trimEnd();
+  assert.equal(rule.split('WITH c AS (').length, 2);
+  assert.ok(EDITION_QUERY.replace(/^\n+/, '').startsWith(rule), 'EDITION_QUERY does not start with tests/vectors/edition_rule.sql');
+});
 
 test('the repository has shared vectors', { skip: !existsSync(DIR) && 'not in the repository checkout' }, () => {
   assert.ok(files.includes('grant_traces.json'));

@@ -1,0 +1,57 @@
+# shellcheck shell=bash disable=SC2034  # sourced: its variables are its callers'
+# Sourced by tests/portable/run_tle.sh and tests/portable/upgrade.sh, after scripts/lib.sh and
+# use_private_postgres: PostgreSQL with pg_tle and without the native pg_idgen.
+#
+# use_tle_postgres: selects (PG_CONFIG, BINDIR) a copy of the private build
+# (target/postgresql/<major>) without pg_idgen's files, with pg_tle built into it from its source
+# tarball (PG_IDGEN_PG_TLE_SRC, or ../shared/vendor/pg_tle-*.tar.gz beside the checkout). Made
+# once per (tarball, PostgreSQL build) in PG_IDGEN_PG_TLE_CACHE (default /var/cache/pg_idgen),
+# under a lock, so that scripts running at once share it. The build needs flex (a Debian
+# package, installed when missing) and no network.
+TLE_CACHE=${PG_IDGEN_PG_TLE_CACHE:-/var/cache/pg_idgen}
+
+use_tle_postgres() {
+    local tarball=${PG_IDGEN_PG_TLE_SRC:-} f sha base key dir src
+    if [ -z "$tarball" ]; then
+        for f in "$ROOT"/../shared/vendor/pg_tle-*.tar.gz; do
+            [ -f "$f" ] && tarball=$f
+        done
+    fi
+    [ -f "${tarball:-}" ] ||
+        die "no pg_tle source: set PG_IDGEN_PG_TLE_SRC or put pg_tle-*.tar.gz in $(realpath -m "$ROOT/../shared/vendor")"
+    base=$(dirname "$BINDIR")
+    [ -f "$base/.pinned" ] || die "$base is not a private build of scripts/lib.sh"
+    sha=$(sha256sum "$tarball" | cut -d' ' -f1)
+    key=pg$(cut -d' ' -f1 "$base/.pinned")-$(cut -d' ' -f2 "$base/.pinned" | cut -c1-12)-tle-${sha:0:12}
+    dir=$TLE_CACHE/$key
+    mkdir -p "$TLE_CACHE"
+    exec 8>"$TLE_CACHE/$key.lock"
+    flock 8
+    if [ ! -f "$dir/.complete" ]; then
+        say "PostgreSQL $PG_MAJOR with pg_tle from $(basename "$tarball"), without pg_idgen (once, into $dir)"
+        ensure_packages flex make gcc
+        rm -rf "$dir.tmp"
+        cp -a "$base" "$dir.tmp"
+        rm -f "$dir.tmp"/lib/pg_idgen.so "$dir.tmp"/share/extension/pg_idgen.control "$dir.tmp"/share/extension/pg_idgen--*.sql
+        mkdir "$dir.tmp/build"
+        tar -xzf "$tarball" -C "$dir.tmp/build" --no-same-owner
+        src=$(find "$dir.tmp/build" -mindepth 2 -maxdepth 2 -name pg_tle.control.in -printf '%h\n' | head -1)
+        [ -n "$src" ] || die "no pg_tle.control.in in $tarball"
+        make -C "$src" USE_PGXS=1 PG_CONFIG="$dir.tmp/bin/pg_config" -j"$(nproc)" >"$dir.tmp/build/make.log" 2>&1 ||
+            { tail -40 "$dir.tmp/build/make.log"; die "building pg_tle failed"; }
+        make -C "$src" USE_PGXS=1 PG_CONFIG="$dir.tmp/bin/pg_config" install >"$dir.tmp/build/install.log" 2>&1 ||
+            { tail -30 "$dir.tmp/build/install.log"; die "installing pg_tle failed"; }
+        rm -rf "$dir.tmp/build"
+        echo "$tarball" >"$dir.tmp/pg_tle.source"
+        chmod -R a+rX "$dir.tmp"
+        : >"$dir.tmp/.complete"
+        rm -rf "$dir"
+        mv "$dir.tmp" "$dir"
+    fi
+    flock -u 8
+    # Not use_pg_config: that would register the copy with cargo-pgrx in place of the build.
+    PG_CONFIG=$dir/bin/pg_config
+    BINDIR=$dir/bin
+    echo "pg_tle $(sed -nE "s/^default_version = '(.*)'/\1/p" "$dir/share/extension/pg_tle.control") in $dir"
+    [ ! -e "$dir/share/extension/pg_idgen.control" ] || die "$dir has the native pg_idgen"
+}

@@ -49,7 +49,7 @@ BEGIN
         FROM run_command_on_all_nodes(format(
             $q$SELECT format('%%s %%s', (get_byte(m, 0) << 16) | (get_byte(m, 1) << 8) | get_byte(m, 2),
                              coalesce(current_setting('pg_idgen.worker_id', true), '-1'))
-               FROM (SELECT %I.xid12_current_machine() AS m) s$q$, '@extschema@')) r
+               FROM (SELECT %s.xid12_current_machine() AS m) s$q$, '@extschema@')) r
         JOIN pg_dist_node n USING (nodeid)
         ORDER BY n.nodename, n.nodeport
     LOOP

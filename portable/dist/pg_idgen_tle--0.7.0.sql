@@ -1729,9 +1729,9 @@ BEGIN
     END IF;
     INSERT INTO @extschema@.idgen_registry_pool_role AS a (pool, member, max_live) VALUES ($1, $2, $3)
         ON CONFLICT ON CONSTRAINT idgen_registry_pool_role_pkey DO UPDATE SET max_live = excluded.max_live;
-    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idgen_acquire(text, text, interval, text), '
-                   '%1$I.idgen_renew(bigint, bigint, interval), %1$I.idgen_release(bigint, bigint, timestamptz), '
-                   '%1$I.idgen_report(bigint, bigint, text, bigint, timestamptz, bigint) TO %2$s', '@extschema@', member);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$s.idgen_acquire(text, text, interval, text), '
+                   '%1$s.idgen_renew(bigint, bigint, interval), %1$s.idgen_release(bigint, bigint, timestamptz), '
+                   '%1$s.idgen_report(bigint, bigint, text, bigint, timestamptz, bigint) TO %2$s', '@extschema@', member);
 END
 $$;
 COMMENT ON FUNCTION idgen_pool_allow(text, regrole, integer) IS 'lets a role take grants in a pool, at most max_live live grants per role there, and grants it EXECUTE on the writer functions';
@@ -1745,9 +1745,9 @@ AS $$
 BEGIN
     DELETE FROM @extschema@.idgen_registry_pool_role a WHERE a.pool = $1 AND a.member = $2;
     IF NOT EXISTS (SELECT FROM @extschema@.idgen_registry_pool_role a WHERE a.member = $2) THEN
-        EXECUTE format('REVOKE EXECUTE ON FUNCTION %1$I.idgen_acquire(text, text, interval, text), '
-                       '%1$I.idgen_renew(bigint, bigint, interval), %1$I.idgen_release(bigint, bigint, timestamptz), '
-                       '%1$I.idgen_report(bigint, bigint, text, bigint, timestamptz, bigint) FROM %2$s', '@extschema@', member);
+        EXECUTE format('REVOKE EXECUTE ON FUNCTION %1$s.idgen_acquire(text, text, interval, text), '
+                       '%1$s.idgen_renew(bigint, bigint, interval), %1$s.idgen_release(bigint, bigint, timestamptz), '
+                       '%1$s.idgen_report(bigint, bigint, text, bigint, timestamptz, bigint) FROM %2$s', '@extschema@', member);
     END IF;
 END
 $$;
@@ -2528,20 +2528,20 @@ BEGIN
                CASE WHEN t.%1$I IS NULL THEN 'the id is NULL'
                     WHEN p.point IS NULL THEN 'a negative bigint is not a Snowflake id'
                     ELSE format('%2$s %%s at %%s: no grant or reservation covers it; %%s', p.slot, p.at,
-                                CASE WHEN EXISTS (SELECT FROM %4$I.idgen_grants g
+                                CASE WHEN EXISTS (SELECT FROM %4$s.idgen_grants g
                                                   WHERE g.kind = %3$L AND g.slot = p.slot)
                                      THEN 'it is outside every window of that slot'
                                      ELSE 'that slot was never granted or reserved' END) END
         FROM %5$s t
-        CROSS JOIN LATERAL (SELECT %4$I.idgen_registry_point(t.%1$I) AS point,
+        CROSS JOIN LATERAL (SELECT %4$s.idgen_registry_point(t.%1$I) AS point,
                                    %6$s AS slot, %7$s AS at) p
         WHERE p.point IS NULL
-           OR NOT EXISTS (SELECT FROM %4$I.idgen_grants g WHERE g.span @> p.point)$q$,
+           OR NOT EXISTS (SELECT FROM %4$s.idgen_grants g WHERE g.span @> p.point)$q$,
         id_column, CASE kind WHEN 'snowflake' THEN 'worker' ELSE 'machine' END, kind, '@extschema@', relation,
         CASE kind WHEN 'snowflake' THEN format('((t.%I >> 12) & 1023)::int', id_column)
-             ELSE format('(SELECT (get_byte(m, 0) << 16) | (get_byte(m, 1) << 8) | get_byte(m, 2) FROM %I.xid12_machine(t.%I) m)', '@extschema@', id_column) END,
-        CASE kind WHEN 'snowflake' THEN format('%I.snowflake_time(t.%I)', '@extschema@', id_column)
-             ELSE format('%I.xid12_time(t.%I)', '@extschema@', id_column) END);
+             ELSE format('(SELECT (get_byte(m, 0) << 16) | (get_byte(m, 1) << 8) | get_byte(m, 2) FROM %s.xid12_machine(t.%I) m)', '@extschema@', id_column) END,
+        CASE kind WHEN 'snowflake' THEN format('%s.snowflake_time(t.%I)', '@extschema@', id_column)
+             ELSE format('%s.xid12_time(t.%I)', '@extschema@', id_column) END);
 END
 $$;
 COMMENT ON FUNCTION idgen_verify(regclass, name) IS 'the ids of a column that no writer grant or reservation covers, with the reason';

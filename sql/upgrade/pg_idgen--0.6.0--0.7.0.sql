@@ -411,20 +411,20 @@ BEGIN
                CASE WHEN t.%1$I IS NULL THEN 'the id is NULL'
                     WHEN p.point IS NULL THEN 'a negative bigint is not a Snowflake id'
                     ELSE format('%2$s %%s at %%s: no grant or reservation covers it; %%s', p.slot, p.at,
-                                CASE WHEN EXISTS (SELECT FROM %4$I.idgen_grants g
+                                CASE WHEN EXISTS (SELECT FROM %4$s.idgen_grants g
                                                   WHERE g.kind = %3$L AND g.slot = p.slot)
                                      THEN 'it is outside every window of that slot'
                                      ELSE 'that slot was never granted or reserved' END) END
         FROM %5$s t
-        CROSS JOIN LATERAL (SELECT %4$I.idgen_registry_point(t.%1$I) AS point,
+        CROSS JOIN LATERAL (SELECT %4$s.idgen_registry_point(t.%1$I) AS point,
                                    %6$s AS slot, %7$s AS at) p
         WHERE p.point IS NULL
-           OR NOT EXISTS (SELECT FROM %4$I.idgen_grants g WHERE g.span @> p.point)$q$,
+           OR NOT EXISTS (SELECT FROM %4$s.idgen_grants g WHERE g.span @> p.point)$q$,
         id_column, CASE kind WHEN 'snowflake' THEN 'worker' ELSE 'machine' END, kind, '@extschema@', relation,
         CASE kind WHEN 'snowflake' THEN format('((t.%I >> 12) & 1023)::int', id_column)
-             ELSE format('(SELECT (get_byte(m, 0) << 16) | (get_byte(m, 1) << 8) | get_byte(m, 2) FROM %I.xid12_machine(t.%I) m)', '@extschema@', id_column) END,
-        CASE kind WHEN 'snowflake' THEN format('%I.snowflake_time(t.%I)', '@extschema@', id_column)
-             ELSE format('%I.xid12_time(t.%I)', '@extschema@', id_column) END);
+             ELSE format('(SELECT (get_byte(m, 0) << 16) | (get_byte(m, 1) << 8) | get_byte(m, 2) FROM %s.xid12_machine(t.%I) m)', '@extschema@', id_column) END,
+        CASE kind WHEN 'snowflake' THEN format('%s.snowflake_time(t.%I)', '@extschema@', id_column)
+             ELSE format('%s.xid12_time(t.%I)', '@extschema@', id_column) END);
 END
 $$;
 COMMENT ON FUNCTION idgen_verify(regclass, name) IS 'the ids of a column that no writer grant or reservation covers, with the reason';
@@ -908,9 +908,9 @@ BEGIN
     END IF;
     INSERT INTO @extschema@.idgen_registry_pool_role AS a (pool, member, max_live) VALUES ($1, $2, $3)
         ON CONFLICT ON CONSTRAINT idgen_registry_pool_role_pkey DO UPDATE SET max_live = excluded.max_live;
-    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.idgen_acquire(text, text, interval, text), '
-                   '%1$I.idgen_renew(bigint, bigint, interval), %1$I.idgen_release(bigint, bigint, timestamptz), '
-                   '%1$I.idgen_report(bigint, bigint, text, bigint, timestamptz, bigint) TO %2$s', '@extschema@', member);
+    EXECUTE format('GRANT EXECUTE ON FUNCTION %1$s.idgen_acquire(text, text, interval, text), '
+                   '%1$s.idgen_renew(bigint, bigint, interval), %1$s.idgen_release(bigint, bigint, timestamptz), '
+                   '%1$s.idgen_report(bigint, bigint, text, bigint, timestamptz, bigint) TO %2$s', '@extschema@', member);
 END
 $$;
 COMMENT ON FUNCTION idgen_pool_allow(text, regrole, integer) IS 'lets a role take grants in a pool, at most max_live live grants per role there, and grants it EXECUTE on the writer functions';
@@ -923,9 +923,9 @@ AS $$
 BEGIN
     DELETE FROM @extschema@.idgen_registry_pool_role a WHERE a.pool = $1 AND a.member = $2;
     IF NOT EXISTS (SELECT FROM @extschema@.idgen_registry_pool_role a WHERE a.member = $2) THEN
-        EXECUTE format('REVOKE EXECUTE ON FUNCTION %1$I.idgen_acquire(text, text, interval, text), '
-                       '%1$I.idgen_renew(bigint, bigint, interval), %1$I.idgen_release(bigint, bigint, timestamptz), '
-                       '%1$I.idgen_report(bigint, bigint, text, bigint, timestamptz, bigint) FROM %2$s', '@extschema@', member);
+        EXECUTE format('REVOKE EXECUTE ON FUNCTION %1$s.idgen_acquire(text, text, interval, text), '
+                       '%1$s.idgen_renew(bigint, bigint, interval), %1$s.idgen_release(bigint, bigint, timestamptz), '
+                       '%1$s.idgen_report(bigint, bigint, text, bigint, timestamptz, bigint) FROM %2$s', '@extschema@', member);
     END IF;
 END
 $$;
@@ -1386,6 +1386,72 @@ $$;
 COMMENT ON PROCEDURE idgen_backfill(regclass, name, text, integer, text, interval, interval, interval, interval) IS
     'fills target_column with value_expression where it is NULL, in batches walked by order_by or the primary key (an index, else one sort into a work table), one commit per batch; resumable';
 -- <<< sql/backfill.sql idgen_backfill
+
+-- A schema whose name needs quoting was quoted twice in the SQL these build (the pool grants of
+-- idgen_pool_allow/disallow and idgen_verify, copied above; the Citus check): sql/snowflake.sql
+-- >>> sql/snowflake.sql idgen_check_cluster_identities
+CREATE OR REPLACE FUNCTION idgen_check_cluster_identities()
+    RETURNS TABLE (node text, machine_id integer, worker_id integer)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    nodes text[];
+    machines integer[];
+    workers integer[];
+    clash record;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'Citus is not installed in this database'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'This checks the nodes of a Citus cluster; on one server, SELECT xid12_current_machine() and SHOW pg_idgen.worker_id.';
+    END IF;
+    FOR clash IN
+        SELECT n.nodename, n.nodeport, r.success, r.result
+        FROM run_command_on_all_nodes(format(
+            $q$SELECT format('%%s %%s', (get_byte(m, 0) << 16) | (get_byte(m, 1) << 8) | get_byte(m, 2),
+                             coalesce(current_setting('pg_idgen.worker_id', true), '-1'))
+               FROM (SELECT %s.xid12_current_machine() AS m) s$q$, '@extschema@')) r
+        JOIN pg_dist_node n USING (nodeid)
+        ORDER BY n.nodename, n.nodeport
+    LOOP
+        IF NOT clash.success THEN
+            RAISE EXCEPTION 'cannot ask node %:% for its ids', clash.nodename, clash.nodeport
+                USING ERRCODE = 'connection_failure', DETAIL = clash.result;
+        END IF;
+        nodes := nodes || format('%s:%s', clash.nodename, clash.nodeport);
+        machines := machines || split_part(clash.result, ' ', 1)::integer;
+        workers := workers || split_part(clash.result, ' ', 2)::integer;
+    END LOOP;
+    FOR clash IN
+        WITH i(node, machine_id, worker_id) AS (SELECT * FROM unnest(nodes, machines, workers))
+        SELECT 'pg_idgen.machine_id' AS setting, 'machine id' AS what, i.machine_id AS id,
+               string_agg(i.node, ' and ' ORDER BY i.node) AS sharing
+        FROM i GROUP BY i.machine_id HAVING count(*) > 1
+        UNION ALL
+        SELECT 'pg_idgen.worker_id', 'worker id', i.worker_id, string_agg(i.node, ' and ' ORDER BY i.node)
+        FROM i WHERE i.worker_id >= 0 GROUP BY i.worker_id HAVING count(*) > 1
+    LOOP
+        RAISE EXCEPTION 'nodes % share the % %', clash.sharing, clash.what, clash.id
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Two nodes with the same %s can make equal ids.', clash.what),
+                  HINT = format('Set %s to a different value on each node (postgresql.conf or ALTER SYSTEM, then reload).', clash.setting);
+    END LOOP;
+    -- On the coordinator, each node's ids are reserved in the writer registry (sql/registry.sql),
+    -- so that idgen_acquire never grants them to an application; ids already reserved stay so.
+    IF citus_is_coordinator() THEN
+        FOR i IN 1 .. coalesce(array_length(nodes, 1), 0) LOOP
+            PERFORM @extschema@.idgen_registry_reserve('xid12', machines[i], format('Citus node %s', nodes[i]), true);
+            IF workers[i] >= 0 THEN
+                PERFORM @extschema@.idgen_registry_reserve('snowflake', workers[i], format('Citus node %s', nodes[i]), true);
+            END IF;
+        END LOOP;
+    END IF;
+    RETURN QUERY SELECT * FROM unnest(nodes, machines, workers);
+END
+$$;
+COMMENT ON FUNCTION idgen_check_cluster_identities() IS 'Citus: every node''s effective xid12 machine id and Snowflake worker id; an error when two nodes share one; on the coordinator, reserves them in the writer registry';
+-- <<< sql/snowflake.sql idgen_check_cluster_identities
 
 -- As at the end of a fresh install (sql/registry.sql): the registry's origin, recorded now (a
 -- registry that 0.6.0 never used has none yet; one on a new timeline or cluster is fenced now).

@@ -497,6 +497,9 @@ def plain_script(v: str) -> str:
         "BEGIN;",
         "SET LOCAL search_path = pg_catalog, pg_temp;",
         "SET LOCAL idgen_portable.install_schema = :'schema';",
+        # The guard's answer (_plain_stop_when_done): not a value the session, role or database had.
+        "SET LOCAL idgen_portable.nothing_to_do = off;",
+        *plain_schema_name_check(),
         "DO $pg_idgen_check$",
         "BEGIN",
         "    IF current_setting('server_version_num')::integer < 140000 THEN",
@@ -692,6 +695,26 @@ def _plain_stop_when_done() -> list[str]:
     ]
 
 
+def plain_schema_name_check() -> list[str]:
+    """The plain scripts' first step: the schema's name, put quoted into the sources' text where
+    they say @extschema@ (in string literals and dollar-quoted bodies too), must not hold a
+    character that could end one: refused with CREATE EXTENSION's words and SQLSTATE (22P02),
+    which the TLE's CREATE EXTENSION gives for the same names."""
+    return [
+        "DO $pg_idgen_check$",
+        "DECLARE",
+        "    schema_name text := pg_catalog.current_setting('idgen_portable.install_schema');",
+        "    bad text := '\"$''' || pg_catalog.chr(92); -- chr(92), a backslash: whatever standard_conforming_strings is",
+        "BEGIN",
+        "    IF pg_catalog.translate(schema_name, bad, '') <> schema_name THEN",
+        "        RAISE EXCEPTION USING ERRCODE = 'invalid_text_representation',",
+        f"            MESSAGE = 'invalid character in extension \"{NAME}\" schema: must not contain any of \"' || bad || '\"';",
+        "    END IF;",
+        "END",
+        "$pg_idgen_check$;",
+    ]
+
+
 def plain_install_guard(v: str) -> list[str]:
     """The plain install's first step: over the same version it says so and does nothing (exit
     0, so a deployment may run it every time); over another version it refuses (42710) and
@@ -849,6 +872,9 @@ def plain_upgrade_script(frm: str, to: str, src: pathlib.Path, ext: pathlib.Path
         "BEGIN;",
         "SET LOCAL search_path = pg_catalog, pg_temp;",
         "SET LOCAL idgen_portable.install_schema = :'schema';",
+        # The guard's answer (_plain_stop_when_done): not a value the session, role or database had.
+        "SET LOCAL idgen_portable.nothing_to_do = off;",
+        *plain_schema_name_check(),
         *plain_upgrade_guard(frm, to),
     ]
     for title, text in upgrade_pieces(frm, to, src, ext, tle=False):

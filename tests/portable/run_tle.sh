@@ -63,6 +63,18 @@ as_owner() { "$BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U id
 
 say "install the TLE as idgen_owner (pgtle_admin, owner of app; not superuser)"
 as_owner -d app -f "$SCRIPT" >/dev/null
+# A schema that holds an object another role made while it could CREATE there is refused (42501):
+# to_timestamp(bigint) would be what xid12_time()'s SQL body binds to, before pg_catalog's.
+as_owner -d app -c "CREATE SCHEMA idgen_planted" -c "GRANT USAGE, CREATE ON SCHEMA idgen_planted TO idgen_other"
+"$BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U idgen_other -d app \
+    -c "CREATE FUNCTION idgen_planted.to_timestamp(bigint) RETURNS timestamptz LANGUAGE sql RETURN pg_catalog.to_timestamp(\$1::float8)"
+as_owner -d app -c "REVOKE CREATE ON SCHEMA idgen_planted FROM idgen_other"
+out=$(as_owner -d app -v VERBOSITY=verbose -c "CREATE EXTENSION pg_idgen SCHEMA idgen_planted" 2>&1) &&
+    die "CREATE EXTENSION into a schema holding an object of idgen_other: it ran"
+grep -q "ERROR:  42501: pg_idgen portable: schema idgen_planted holds objects of other roles: function idgen_planted.to_timestamp(bigint) (owner idgen_other)" <<<"$out" ||
+    die "CREATE EXTENSION into a schema holding an object of idgen_other: $out"
+echo "    refused, as expected: $(grep -m1 'ERROR:' <<<"$out")"
+as_owner -d app -c "DROP SCHEMA idgen_planted CASCADE"
 as_owner -d app -c "CREATE SCHEMA idgen" -c "CREATE EXTENSION pg_idgen SCHEMA idgen"
 as_owner -d app -tAc "SELECT 'CREATE EXTENSION pg_idgen ' || extversion || ' (pg_tle ' ||
                              (SELECT extversion FROM pg_extension WHERE extname = 'pg_tle') || ') into schema '

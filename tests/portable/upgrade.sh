@@ -254,11 +254,28 @@ refused "$V -> $V1 into a schema without the edition" 42704 "pg_idgen portable i
     as_owner -d plain -v schema=public -f "$NEW/pg_idgen_portable--$V--$V1.sql"
 out=$(as_owner -d plain -f "$NEW/pg_idgen_portable--$V--$V1.sql" 2>&1 || true)
 grep -q "give the schema to upgrade" <<<"$out" || die "the upgrade ran without -v schema: $out"
+refused "$V -> $V1 naming a schema that could end a quoted string" 22P02 \
+    "invalid character in extension \"pg_idgen\" schema: must not contain any of \"\"\$'\\\\\"" \
+    as_owner -d plain -v "schema=id'gen" -f "$NEW/pg_idgen_portable--$V--$V1.sql"
+# An object another role made in the schema while it could CREATE there (an upgrade binds new
+# SQL bodies to the names it finds): refused until it is gone.
+plant() {
+    as_owner -d "$1" -c "GRANT CREATE ON SCHEMA idgen TO idgen_other"
+    run_as idgen_other -d "$1" -c "CREATE FUNCTION idgen.to_timestamp(bigint) RETURNS timestamptz
+                                       LANGUAGE sql RETURN pg_catalog.to_timestamp(\$1::float8)"
+    as_owner -d "$1" -c "REVOKE CREATE ON SCHEMA idgen FROM idgen_other"
+}
+plant plain
+refused "$V -> $V1 over an object of another role in the schema" 42501 \
+    "pg_idgen portable: schema idgen holds objects of other roles: function idgen.to_timestamp(bigint) (owner idgen_other)" \
+    as_owner -d plain -v schema=idgen -f "$NEW/pg_idgen_portable--$V--$V1.sql"
+as_owner -d plain -c "DROP FUNCTION idgen.to_timestamp(bigint)"
 [ "$(value plain "$state")" = "$state_before" ] || die "a refused script changed the schema: $(value plain "$state")"
 
 say "plain script: upgrade $V -> $V1 -> $V2, with default privileges granting all to idgen_other"
 default_privileges plain
-as_owner -d plain -v schema=idgen -f "$NEW/pg_idgen_portable--$V--$V1.sql"
+# (With the guard's setting on in the session, as if it had found V1 there: it upgrades.)
+PGOPTIONS="-c idgen_portable.nothing_to_do=on" as_owner -d plain -v schema=idgen -f "$NEW/pg_idgen_portable--$V--$V1.sql"
 [ "$(value plain "SELECT idgen.idgen_portable_version() || ' ' || idgen.idgen_upgrade_probe()")" = "$V1 added by $V1" ] ||
     die "after $V -> $V1: $(value plain "SELECT idgen.idgen_portable_version()")"
 out=$(as_owner -d plain -v schema=idgen -f "$NEW/pg_idgen_portable--$V--$V1.sql" 2>&1)
@@ -313,6 +330,11 @@ grep -q "version \"$V\" of extension \"pg_idgen\" is already installed" <<<"$out
 say "TLE: update $V -> $V1 -> $V2, with default privileges granting all to idgen_other"
 default_privileges tle
 as_owner -d tle -f "$NEW/pg_idgen_tle--$V--$V1.sql" >/dev/null
+plant tle
+refused "ALTER EXTENSION pg_idgen UPDATE over an object of another role in the schema" 42501 \
+    "pg_idgen portable: schema idgen holds objects of other roles: function idgen.to_timestamp(bigint) (owner idgen_other)" \
+    as_owner -d tle -c "ALTER EXTENSION pg_idgen UPDATE"
+as_owner -d tle -c "DROP FUNCTION idgen.to_timestamp(bigint)"
 as_owner -d tle -c "ALTER EXTENSION pg_idgen UPDATE"
 [ "$(value tle "SELECT extversion || ' ' || idgen.idgen_portable_version() FROM pg_extension WHERE extname = 'pg_idgen'")" = "$V1 $V1" ] ||
     die "after ALTER EXTENSION pg_idgen UPDATE to $V1"

@@ -89,11 +89,6 @@ SELECT CASE WHEN c.typtype OPERATOR(pg_catalog.=) 'b'::pg_catalog.char THEN 'nat
  ORDER BY c.rank, c.nspname
  LIMIT 1`;
 
-export const SCHEMA_QUERY = `
-SELECT n.nspname AS schema FROM pg_catalog.pg_extension e
-  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
- WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen'::pg_catalog.name`;
-
 /** The database has no pg_idgen extension. */
 export class ExtensionMissingError extends Error {
   override name = 'ExtensionMissingError';

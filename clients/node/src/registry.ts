@@ -1,5 +1,5 @@
 // Writers whose identity comes from the database (README "Writers and their identities"): a
-// Registry hands out Snowflake and xid12 generators bound to grants of the extension's writer
+// Registry hands out Snowflake and xid12 generators bound to grants of pg_idgen's writer
 // registry (idgen_acquire, idgen_renew, idgen_release).
 //
 // A grant gives this writer one slot (a Snowflake worker id or an xid12 machine id) for a
@@ -27,7 +27,7 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { threadId } from 'node:worker_threads';
 import { randomInt } from 'node:crypto';
-import { type Queryable, SCHEMA_QUERY, quoteIdent } from './catalog.js';
+import { EDITION_QUERY, type Queryable, quoteIdent } from './catalog.js';
 import {
   ClockAheadOfWindow, ClockBeforeWindow, GrantLost, REGISTRY_ERRORS, RegistryError, RegistryFenced, RegistryUnavailable,
   SnowflakeGrantState, StepKind, XidGrantState, fencedUntil, isoMs,
@@ -371,9 +371,13 @@ export class Registry {
       try {
         const db = await this.database();
         if (this.sql === null) {
-          const { rows } = await this.query(db, SCHEMA_QUERY, [], end);
+          // The registry's schema by the edition lookup: the native extension's, or the portable
+          // edition's (its pg_tle extension, or the plain script's schema made by the database
+          // owner or a superuser; a look-alike another role planted is not a candidate).
+          const { rows } = await this.query(db, EDITION_QUERY, [], end);
           if (rows.length !== 1) {
-            throw new RegistryError('the pg_idgen extension is not installed in this database: CREATE EXTENSION pg_idgen');
+            throw new RegistryError('the pg_idgen extension is not installed in this database: ' +
+              'CREATE EXTENSION pg_idgen (or the portable edition\'s script)');
           }
           this.sql = statements(rows[0].schema);
         }

@@ -40,7 +40,8 @@ pub use crate::registry::Kind;
 
 use crate::error::EdgeWindow;
 use crate::registry::{
-    lease_ms, moment_or_never, not_installed, registry_error, times_unit, SCHEMA_SQL,
+    lease_ms, moment_or_never, not_installed, quote_schema, registry_error, times_unit,
+    SCHEMA_COLUMN, SCHEMA_SQL,
 };
 use crate::{Error, Xid};
 use idgen_core::grant::edge::{
@@ -799,7 +800,7 @@ impl<'c> EdgeStore<'c> {
             let Some(schema) = tx.query_typed_opt(SCHEMA_SQL, &[])? else {
                 return Ok(None);
             };
-            let schema: String = schema.get(0);
+            let schema = quote_schema(schema.get(SCHEMA_COLUMN));
             let value = run(&mut tx, &schema)?;
             tx.commit()?;
             Ok(Some(value))

@@ -45,14 +45,17 @@ impl std::fmt::Display for Edition {
     }
 }
 
-/// The catalog query [`detect`] and [`detect_sqlx`] run: one row, `'native'` or `'portable'`,
-/// or none. Native: pg_extension `pg_idgen` with a base type `xid12` in its schema. Portable: a
-/// domain `xid12` over `text` in the schema of the pg_tle extension `pg_idgen`, or in a schema
-/// holding `idgen_portable_version()` owned by the domain's owner, who must be the database
-/// owner (or a member of it) or a superuser: a look-alike planted by another role is not a
-/// candidate. The extension first; more than one portable candidate without it fails the query
-/// with an error naming their schemas, never a pick by name. Every relation, function and
-/// operator is named with its schema: nothing resolves through the caller's `search_path`.
+/// The catalog query [`detect`] and [`detect_sqlx`] run (and the writer registry, to find its
+/// schema): one row, or none. Its columns: `edition`, `'native'` or `'portable'`; `schema`, the
+/// schema the edition lives in (unquoted). Native: pg_extension `pg_idgen` with a base type
+/// `xid12` in its schema. Portable: a domain `xid12` over `text` in the schema of the pg_tle
+/// extension `pg_idgen`, or in a schema holding `idgen_portable_version()` owned by the
+/// domain's owner, who must be the database owner (or a member of it) or a superuser: a
+/// look-alike planted by another role is not a candidate. The extension first; more than one
+/// portable candidate without it fails the query with an error naming their schemas, never a
+/// pick by name. Every relation, function and operator is named with its schema: nothing
+/// resolves through the caller's `search_path`. The start of this text, up to the edition's
+/// `CASE … END`, is the rule all clients share (tests/vectors/edition_rule.sql).
 pub const EDITION_QUERY: &str = "
 WITH c AS (
 SELECT s.rank, t.typtype, t.oid, t.typarray, n.nspname, n.oid AS nspoid
@@ -89,7 +92,8 @@ SELECT CASE WHEN c.typtype OPERATOR(pg_catalog.=) 'b'::pg_catalog.char THEN 'nat
                   OPERATOR(pg_catalog.||)
                   ': drop all but one, or install the extension'::pg_catalog.text
                  )::pg_catalog.int4::pg_catalog.text
-            ELSE 'portable' END
+            ELSE 'portable' END AS edition,
+       c.nspname::pg_catalog.text AS schema
   FROM c
  ORDER BY c.rank, c.nspname
  LIMIT 1";

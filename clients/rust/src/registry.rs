@@ -31,8 +31,10 @@
 //!   (the window then just ends).
 //!
 //! Queries are single statements without named prepared statements or session state, so the
-//! registry works through PgBouncer in transaction mode. The extension's functions are called
-//! in its own schema, found through `pg_extension`.
+//! registry works through PgBouncer in transaction mode. The registry's functions are called
+//! in their own schema, found by the edition lookup ([`crate::edition::EDITION_QUERY`]): the
+//! native extension's, or the portable edition's, as a pg_tle extension or as the plain script
+//! (made by the database owner or a superuser; a look-alike another role planted is not taken).
 
 #[cfg(feature = "postgres")]
 mod blocking;
@@ -314,16 +316,28 @@ pub(crate) fn release_sql(schema: &str) -> String {
     )
 }
 
-/// The extension's schema, quoted for SQL text.
-pub(crate) const SCHEMA_SQL: &str = "SELECT pg_catalog.quote_ident(n.nspname::pg_catalog.text) \
-     FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n \
-     ON n.oid OPERATOR(pg_catalog.=) e.extnamespace \
-     WHERE e.extname OPERATOR(pg_catalog.=) 'pg_idgen'::pg_catalog.name";
+/// The query that finds the registry's schema: the edition lookup,
+/// [`EDITION_QUERY`](crate::edition::EDITION_QUERY), whose column [`SCHEMA_COLUMN`] names it
+/// (no row: [`not_installed`]). The native extension's schema, or the portable edition's (its
+/// pg_tle extension, or the schema of the plain script made by the database owner or a
+/// superuser: a look-alike another role planted is no candidate); the registry's functions are
+/// in that schema on both editions.
+pub(crate) const SCHEMA_SQL: &str = crate::edition::EDITION_QUERY;
+
+/// The column of [`SCHEMA_SQL`]'s row with the schema's name (unquoted).
+pub(crate) const SCHEMA_COLUMN: usize = 1;
+
+/// A schema's name quoted for SQL text, as `quote_ident` with every name quoted.
+pub(crate) fn quote_schema(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
 
 pub(crate) fn not_installed() -> Error {
     Error::Registry {
         sqlstate: None,
-        message: "the pg_idgen extension is not installed in this database".into(),
+        message: "the pg_idgen extension is not installed in this database: CREATE EXTENSION \
+                  pg_idgen (or the portable edition's script)"
+            .into(),
     }
 }
 

@@ -2,14 +2,19 @@
 //! `edition::detect` says which edition, an `Xid` reads from the text the server sends, binds for
 //! `WHERE id = $1` and keyset pages (`id > $1`: every row once) in binary mode (the `postgres`
 //! crate adapts to the parameter's type, text; sqlx binds `xid.to_string()`), and a native
-//! database says native. The portable database is made here: the plain script sent through the
-//! driver as a role that owns the database and nothing else (its psql variable, schema,
-//! substituted), and the writer grants of portable/README.md. `#[ignore]`d like the other
-//! server tests (scripts/test.sh: `--include-ignored`).
+//! database says native. The writer registry's `Registry` and `AsyncRegistry` get a grant of
+//! each kind from the plain script's registry (found by the edition lookup, not `pg_extension`),
+//! as the writer role with an empty `search_path`. The portable database is made here: the plain
+//! script sent through the driver as a role that owns the database and nothing else (its psql
+//! variable, schema, substituted), and the writer grants of portable/README.md (the registry's
+//! included: the writer admitted to pool `app`). `#[ignore]`d like the other server tests
+//! (scripts/test.sh: `--include-ignored`).
 #![cfg(all(feature = "postgres", feature = "sqlx"))]
 
 use pg_idgen_client::edition::{self, Edition};
-use pg_idgen_client::Xid;
+use pg_idgen_client::registry::{AsyncRegistry, Registry};
+use pg_idgen_client::{snowflake, Error, Xid};
+use std::time::Duration;
 
 mod common;
 use common::{connect, server};
@@ -19,6 +24,8 @@ const OWNER: &str = "rust_client_portable_owner";
 const WRITER: &str = "rust_client_portable_writer";
 const ROWS: i32 = 40;
 const PAGE: i64 = 7;
+/// The server's own Snowflake worker id (`idgen_config`): reserved by the registry, never granted.
+const SERVER_WORKER: u16 = 5;
 
 /// The plain script's text as psql -v schema=idgen would send it: its psql lines dropped.
 fn portable_script() -> String {
@@ -77,7 +84,9 @@ fn make_portable(host: &str, port: u16) {
                                        idgen.gen_snowflake(), idgen.rapkey_next(text) TO {WRITER};
              CREATE TABLE public.items (id idgen.xid12 PRIMARY KEY DEFAULT idgen.gen_xid12(),
                                         n int NOT NULL);
-             GRANT SELECT, INSERT, DELETE ON public.items TO {WRITER};"
+             GRANT SELECT, INSERT, DELETE ON public.items TO {WRITER};
+             UPDATE idgen.idgen_config SET worker_id = {SERVER_WORKER};
+             SELECT idgen.idgen_pool_allow('app', '{WRITER}', 8);"
         ))
         .unwrap();
     let version: String = owner
@@ -102,9 +111,213 @@ async fn portable_edition() {
             .unwrap()
     };
     sqlx_driver(&host, port, &ids).await;
+    {
+        let (host, port) = (host.clone(), port);
+        tokio::task::spawn_blocking(move || {
+            registry_blocking(&host, port);
+            #[cfg(feature = "edge")]
+            edge_store(&host, port);
+        })
+        .await
+        .unwrap();
+    }
+    registry_async(&host, port).await;
     tokio::task::spawn_blocking(move || planted(&host, port))
         .await
         .unwrap();
+}
+
+/// The writer role's connection string, with an empty `search_path`: the registry names every
+/// object it uses.
+fn writer_dsn(host: &str, port: u16) -> String {
+    format!("host={host} port={port} user={WRITER} dbname={DB} options='-c search_path='")
+}
+
+/// `Registry` (the `postgres` crate) as the writer role: a grant of each kind from the plain
+/// script's registry, ids of its slots, strictly increasing, that `idgen_writer_of` gives to
+/// this writer; `close()` releases both grants.
+fn registry_blocking(host: &str, port: u16) {
+    let writer = "rust-portable-blocking";
+    let reg = Registry::connect(&writer_dsn(host, port))
+        .unwrap()
+        .writer(writer);
+    let snow = reg.snowflake(None).unwrap();
+    let xid = reg.xid12(Duration::from_secs(600)).unwrap();
+    let sids: Vec<i64> = (0..500).map(|_| snow.next_id().unwrap()).collect();
+    let xids: Vec<Xid> = (0..500).map(|_| xid.new().unwrap()).collect();
+    let made = Made {
+        writer,
+        grants: [snow.grant().0, xid.grant().0],
+        worker: snow.worker(),
+        machine: xid.machine(),
+        sids,
+        xids,
+    };
+    reg.close().unwrap();
+    assert!(matches!(snow.next_id(), Err(Error::Closed)));
+    made.check(host, port);
+}
+
+/// `EdgeStore` as the writer role (admitted to pool `edge`): enrols an xid12 grant in a SQLite
+/// file, makes ids of its slot, syncs (`idgen_report`, `idgen_renew`) and releases, all in the
+/// plain script's registry.
+#[cfg(feature = "edge")]
+fn edge_store(host: &str, port: u16) {
+    use pg_idgen_client::edge::{EdgeStore, Kind};
+
+    connect_as(host, port, OWNER)
+        .batch_execute(&format!(
+            "SELECT idgen.idgen_pool_allow('edge', '{WRITER}', 4)"
+        ))
+        .unwrap();
+    let mut w: postgres::Client = writer_dsn(host, port)
+        .parse::<postgres::Config>()
+        .unwrap()
+        .connect(postgres::NoTls)
+        .unwrap();
+    let file = rusqlite::Connection::open_in_memory().unwrap();
+    let store = EdgeStore::new(&file, Kind::Xid12, Some("rust-portable-device")).unwrap();
+    let g = store
+        .enrol(&mut w, None, Duration::from_secs(86_400), "edge")
+        .unwrap();
+    let ids: Vec<Xid> = (0..20)
+        .map(|_| store.next_id().unwrap().xid().unwrap())
+        .collect();
+    assert!(ids.windows(2).all(|p| p[0] < p[1]));
+    assert!(ids.iter().all(|x| {
+        let [a, b, c] = x.machine();
+        i64::from(u32::from_be_bytes([0, a, b, c])) == g.slot
+    }));
+    let synced = store
+        .sync(&mut w, Some(Duration::from_secs(86_400)))
+        .unwrap();
+    assert_eq!(synced.map(|s| s.grant_id), Some(g.grant_id));
+    assert!(store.sync(&mut w, None).unwrap().is_none());
+    let mut owner = connect_as(host, port, OWNER);
+    let row = owner
+        .query_one(
+            "SELECT pool, db_role::text, released_at IS NOT NULL,
+                    (SELECT count(*) FROM unnest($2::text[]) x
+                      WHERE NOT EXISTS (SELECT FROM idgen.idgen_writer_of(x::idgen.xid12) o
+                                         WHERE o.grant_id = $1))
+               FROM idgen.idgen_grants WHERE grant_id = $1",
+            &[
+                &g.grant_id,
+                &ids.iter().map(Xid::to_string).collect::<Vec<_>>(),
+            ],
+        )
+        .unwrap();
+    let got: (String, String, bool, i64) = (row.get(0), row.get(1), row.get(2), row.get(3));
+    assert_eq!(got, ("edge".into(), WRITER.into(), true, 0));
+}
+
+/// `AsyncRegistry` (sqlx) as the writer role, on a pool with an empty `search_path`: the same.
+async fn registry_async(host: &str, port: u16) {
+    use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+    let writer = "rust-portable-async";
+    let options = PgConnectOptions::new()
+        .socket(host)
+        .port(port)
+        .username(WRITER)
+        .database(DB)
+        .options([("search_path", "")]);
+    let pool = PgPoolOptions::new()
+        .max_connections(2)
+        .connect_with(options)
+        .await
+        .unwrap();
+    let reg = AsyncRegistry::new(pool.clone()).writer(writer);
+    let snow = reg.snowflake(None).await.unwrap();
+    let xid = reg.xid12(Duration::from_secs(600)).await.unwrap();
+    let (mut sids, mut xids) = (Vec::new(), Vec::new());
+    for _ in 0..500 {
+        sids.push(snow.next_id().await.unwrap());
+        xids.push(xid.new().await.unwrap());
+    }
+    let made = Made {
+        writer,
+        grants: [snow.grant().0, xid.grant().0],
+        worker: snow.worker(),
+        machine: xid.machine(),
+        sids,
+        xids,
+    };
+    snow.close().await.unwrap();
+    xid.close().await.unwrap();
+    pool.close().await;
+    let (host, port) = (host.to_string(), port);
+    tokio::task::spawn_blocking(move || made.check(&host, port))
+        .await
+        .unwrap();
+}
+
+/// What a registry's generators made: the Snowflake grant's and the xid12 grant's ids.
+struct Made {
+    writer: &'static str,
+    grants: [i64; 2],
+    worker: u16,
+    machine: u32,
+    sids: Vec<i64>,
+    xids: Vec<Xid>,
+}
+
+impl Made {
+    /// The ids are of the grants' slots and strictly increasing; as the owner, every id is this
+    /// writer's (`idgen_writer_of`), and the grants are the writer role's, in pool `app`,
+    /// released.
+    fn check(&self, host: &str, port: u16) {
+        assert_ne!(self.worker, SERVER_WORKER, "the server's own worker id");
+        assert!(self.sids.windows(2).all(|w| w[0] < w[1]));
+        assert!(self
+            .sids
+            .iter()
+            .all(|id| snowflake::worker(*id) == Ok(self.worker)));
+        assert!(self.xids.windows(2).all(|w| w[0] < w[1]));
+        assert!(self.xids.iter().all(|x| {
+            let [a, b, c] = x.machine();
+            u32::from_be_bytes([0, a, b, c]) == self.machine
+        }));
+        let mut owner = connect_as(host, port, OWNER);
+        let texts: Vec<String> = self.xids.iter().map(Xid::to_string).collect();
+        let others: i64 = owner
+            .query_one(
+                "SELECT (SELECT count(*) FROM unnest($1::int8[]) i
+                          WHERE NOT EXISTS (SELECT FROM idgen.idgen_writer_of(i) w
+                                             WHERE w.writer = $3))
+                      + (SELECT count(*) FROM unnest($2::text[]) x
+                          WHERE NOT EXISTS (SELECT FROM idgen.idgen_writer_of(x::idgen.xid12) w
+                                             WHERE w.writer = $3))",
+                &[&self.sids, &texts, &self.writer],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(others, 0, "ids not given to {}", self.writer);
+        let rows: Vec<(String, i32, String, String, bool)> = owner
+            .query(
+                "SELECT kind, slot, db_role::text, pool, released_at IS NOT NULL
+                   FROM idgen.idgen_grants WHERE grant_id = ANY($1) ORDER BY kind",
+                &[&self.grants.to_vec()],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("snowflake", i32::from(self.worker)),
+                ("xid12", self.machine as i32)
+            ]
+            .map(|(kind, slot)| (
+                kind.to_string(),
+                slot,
+                WRITER.to_string(),
+                "app".to_string(),
+                true
+            ))
+        );
+    }
 }
 
 const MALLORY: &str = "rust_client_portable_mallory";
@@ -148,6 +361,13 @@ fn planted(host: &str, port: u16) {
     assert_eq!(edition::detect(&mut m).unwrap(), Some(Edition::Portable));
     let mut w = connect_as(host, port, WRITER);
     assert_eq!(edition::detect(&mut w).unwrap(), Some(Edition::Portable));
+    // The Registry too: its grant comes from idgen (aaa has no idgen_acquire to call).
+    let reg = Registry::connect(&writer_dsn(host, port))
+        .unwrap()
+        .writer("rust-portable-planted");
+    let g = reg.snowflake(None).unwrap();
+    assert_eq!(snowflake::worker(g.next_id().unwrap()), Ok(g.worker()));
+    reg.close().unwrap();
     drop(m);
     connect(host, port, DB)
         .batch_execute(&format!("DROP OWNED BY {MALLORY} CASCADE"))
@@ -163,6 +383,16 @@ fn planted(host: &str, port: u16) {
         detail.contains("more than one portable edition, in schemas aaa, idgen"),
         "{detail}"
     );
+    let reg = Registry::connect(&writer_dsn(host, port))
+        .unwrap()
+        .writer("rust-portable-two");
+    match reg.snowflake(None) {
+        Err(Error::Registry { message, .. }) => assert!(
+            message.contains("more than one portable edition, in schemas aaa, idgen"),
+            "{message}"
+        ),
+        other => panic!("two owner-made editions: {other:?}"),
+    }
     owner.batch_execute("DROP SCHEMA aaa CASCADE").unwrap();
     assert_eq!(edition::detect(&mut w).unwrap(), Some(Edition::Portable));
 

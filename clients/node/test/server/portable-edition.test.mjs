@@ -1,15 +1,17 @@
 // The portable SQL edition (portable/: xid12 a domain over text): registerTypes and Postgres.js's
 // lookupTypes find it and say 'portable', xid12 columns come back as strings (text on the wire),
 // an Xid binds for WHERE id = $1 and for keyset pages (id > $1: every row once), binary results
-// are text; and a native database says 'native'. The portable database is made here: the plain
-// script sent through the driver as a role that owns the database and nothing else (its psql
-// variable, schema, substituted), and the writer grants of portable/README.md.
+// are text; the writer Registry gets grants of both kinds from the plain script's registry (found
+// by the edition lookup, not pg_extension); and a native database says 'native'. The portable
+// database is made here: the plain script sent through the driver as a role that owns the
+// database and nothing else (its psql variable, schema, substituted), and the writer grants of
+// portable/README.md (the registry's included: the writer admitted to pool app).
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import postgres from 'postgres';
-import { ExtensionMissingError, Xid } from '../../dist/index.js';
+import { ExtensionMissingError, Registry, RegistryError, Xid, snowflakeParts } from '../../dist/index.js';
 import { registerTypes } from '../../dist/pg.js';
 import { idgenTypes, lookupTypes } from '../../dist/postgres.js';
 import { config, freshDatabase, skip } from './helpers.mjs';
@@ -59,13 +61,22 @@ async function makePortable() {
       GRANT EXECUTE ON FUNCTION idgen.gen_xid12(), idgen.gen_xid12(timestamptz),
                                 idgen.gen_snowflake(), idgen.rapkey_next(text) TO ${WRITER};
       CREATE TABLE public.items (id idgen.xid12 PRIMARY KEY DEFAULT idgen.gen_xid12(), n int NOT NULL);
-      GRANT SELECT, INSERT, DELETE ON public.items TO ${WRITER}`);
+      GRANT SELECT, INSERT, DELETE ON public.items TO ${WRITER};
+      UPDATE idgen.idgen_config SET worker_id = ${SERVER_WORKER};
+      SELECT idgen.idgen_pool_allow('app', '${WRITER}', 8)`);
     const { rows } = await owner.query('SELECT idgen.idgen_portable_version() AS v');
     assert.match(rows[0].v, /^\d+\.\d+\.\d+$/);
   });
 }
 
 const FLOOR = Xid.parse('00000000000000000000');
+/** The server's own Snowflake worker id (idgen_config): reserved by the registry, never granted. */
+const SERVER_WORKER = 5;
+
+/** A pg.Pool of the writer role with an empty search_path: the Registry names every object. */
+function writerPool() {
+  return new pg.Pool({ ...config(DB), user: WRITER, max: 2, options: '-c search_path=' });
+}
 
 const MALLORY = 'node_portable_mallory';
 
@@ -150,6 +161,51 @@ describe('the portable edition', { skip }, () => {
     }
   });
 
+  test('Registry: a grant of each kind from the plain script\'s registry, ids it covers, released', async () => {
+    const pool = writerPool();
+    const reg = new Registry(pool, { writer: 'node-portable' });
+    let sg, xg;
+    const snowIds = [];
+    const xidIds = [];
+    try {
+      const snow = await reg.snowflake();
+      const xid = await reg.xid12({ lease: '10 minutes' });
+      for (let i = 0; i < 500; i++) {
+        snowIds.push(i % 2 ? await snow.nextId() : snow.nextIdSync());
+        xidIds.push(i % 2 ? await xid.new() : xid.newSync());
+      }
+      [sg, xg] = [snow.grant, xid.grant];
+    } finally {
+      await reg.close();
+      await pool.end();
+    }
+    assert.notEqual(sg.slot, SERVER_WORKER, 'the server\'s own worker id is reserved');
+    for (let i = 1; i < snowIds.length; i++) assert.ok(snowIds[i] > snowIds[i - 1], 'Snowflake ids increase');
+    for (let i = 1; i < xidIds.length; i++) assert.ok(xidIds[i].compare(xidIds[i - 1]) > 0, 'xid12 ids increase');
+    assert.ok(snowIds.every((id) => snowflakeParts(id).worker === sg.slot));
+    await withClient({ ...config(DB), user: OWNER, options: '-c search_path=' }, async (c) => {
+      // Every id is covered by this writer's grant (the registry's own word, as the owner).
+      const w1 = await c.query(
+        `SELECT pg_catalog.array_agg(g.writer ORDER BY u.o) AS w FROM pg_catalog.unnest($1::pg_catalog.int8[]) WITH ORDINALITY u(x, o)
+           LEFT JOIN LATERAL idgen.idgen_writer_of(u.x) g ON true`,
+        [snowIds.map(String)]);
+      assert.deepEqual(w1.rows[0].w, snowIds.map(() => 'node-portable'));
+      const w2 = await c.query(
+        `SELECT pg_catalog.array_agg(g.writer ORDER BY u.o) AS w FROM pg_catalog.unnest($1::pg_catalog.text[]) WITH ORDINALITY u(x, o)
+           LEFT JOIN LATERAL idgen.idgen_writer_of(u.x::idgen.xid12) g ON true`,
+        [xidIds.map(String)]);
+      assert.deepEqual(w2.rows[0].w, xidIds.map(() => 'node-portable'));
+      // The grants are the writer role's, in pool app, and close() released both.
+      const { rows } = await c.query(
+        'SELECT kind, slot, db_role::pg_catalog.text AS db_role, pool, released_at IS NOT NULL AS released FROM idgen.idgen_grants WHERE grant_id = ANY($1::pg_catalog.int8[]) ORDER BY kind',
+        [[sg.grantId, xg.grantId]]);
+      assert.deepEqual(rows, [
+        { kind: 'snowflake', slot: sg.slot, db_role: WRITER, pool: 'app', released: true },
+        { kind: 'xid12', slot: xg.slot, db_role: WRITER, pool: 'app', released: true },
+      ]);
+    });
+  });
+
   // A role that is not the database owner plants a look-alike (domain xid12 + the version
   // function) in a schema sorting first, visible to it and the real one not: never the edition.
   test('a look-alike planted by a role that is not the owner is ignored; two owner-made are an error', async () => {
@@ -174,6 +230,16 @@ describe('the portable edition', { skip }, () => {
       } finally {
         await sql.end();
       }
+      // The Registry too: its grant comes from idgen (aaa has no idgen_acquire to call).
+      const pool = writerPool();
+      const reg = new Registry(pool, { writer: 'node-portable-planted' });
+      try {
+        const g = await reg.snowflake();
+        assert.equal(snowflakeParts(await g.nextId()).worker, g.grant.slot);
+      } finally {
+        await reg.close();
+        await pool.end();
+      }
     } finally {
       await withClient(config(DB), (admin) => admin.query(`DROP OWNED BY ${MALLORY} CASCADE`));
     }
@@ -183,6 +249,15 @@ describe('the portable edition', { skip }, () => {
       await withClient({ ...config(DB), user: WRITER }, async (c) => {
         await assert.rejects(registerTypes(c), /more than one portable edition, in schemas aaa, idgen/);
       });
+      const pool = writerPool();
+      const reg = new Registry(pool, { writer: 'node-portable-two' });
+      try {
+        await assert.rejects(reg.snowflake(),
+          (e) => e instanceof RegistryError && /more than one portable edition, in schemas aaa, idgen/.test(e.message));
+      } finally {
+        await reg.close();
+        await pool.end();
+      }
     } finally {
       await withClient({ ...config(DB), user: OWNER }, (c) => c.query('DROP SCHEMA aaa CASCADE'));
     }

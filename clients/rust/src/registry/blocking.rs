@@ -8,9 +8,9 @@
 //! never runs a statement: it asks the renewal thread and waits for it at most `renew_wait`.
 
 use super::{
-    acquire_sql, is_lost, not_installed, opt_lease_ms, release_sql, renew_sql, renewal_failed,
-    seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef, GrantRow, Settings,
-    SnowflakeCore, XidCore, SCHEMA_SQL,
+    acquire_sql, is_lost, not_installed, opt_lease_ms, quote_schema, release_sql, renew_sql,
+    renewal_failed, seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef,
+    GrantRow, Settings, SnowflakeCore, XidCore, SCHEMA_COLUMN, SCHEMA_SQL,
 };
 use super::{system_time, system_time_us};
 use crate::{Error, Xid};
@@ -166,11 +166,11 @@ fn run(
                 .connect(timeout)
                 .map_err(statement_error)
                 .and_then(|mut client| {
-                    let schema: String = client
+                    let row = client
                         .query_typed_opt(SCHEMA_SQL, &[])
                         .map_err(statement_error)?
-                        .ok_or_else(not_installed)?
-                        .get(0);
+                        .ok_or_else(not_installed)?;
+                    let schema = quote_schema(row.get(SCHEMA_COLUMN));
                     Ok(Conn { client, schema })
                 });
             match made {

@@ -5,9 +5,9 @@
 //! is needed.
 
 use super::{
-    acquire_sql, is_lost, not_installed, opt_lease_ms, release_sql, renew_sql, renewal_failed,
-    seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef, GrantRow, Settings,
-    SnowflakeCore, XidCore, SCHEMA_SQL,
+    acquire_sql, is_lost, not_installed, opt_lease_ms, quote_schema, release_sql, renew_sql,
+    renewal_failed, seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef,
+    GrantRow, Settings, SnowflakeCore, XidCore, SCHEMA_COLUMN, SCHEMA_SQL,
 };
 use crate::{Error, Xid};
 use idgen_core::grant::GrantStep;
@@ -136,12 +136,14 @@ impl Inner {
     async fn schema(&self) -> Result<&str, Error> {
         self.schema
             .get_or_try_init(|| async {
-                let found: Option<String> = sqlx::query_scalar(SCHEMA_SQL)
+                let row = sqlx::query(SCHEMA_SQL)
                     .persistent(false)
                     .fetch_optional(&self.pool)
                     .await
-                    .map_err(registry_error)?;
-                found.ok_or_else(not_installed)
+                    .map_err(registry_error)?
+                    .ok_or_else(not_installed)?;
+                let name: String = row.try_get(SCHEMA_COLUMN).map_err(registry_error)?;
+                Ok(quote_schema(&name))
             })
             .await
             .map(String::as_str)

@@ -767,7 +767,9 @@ def lag_bound(p, dsn, wdsn):
                 break
         return rows
 
-    sf_sql = "SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint, idgen.gen_snowflake()"
+    # The clock read as the gates read it (date_part's double precision, not extract's numeric,
+    # whose floor can differ by one at a millisecond's start), before the call.
+    sf_sql = "SELECT floor(date_part('epoch', clock_timestamp()) * 1000)::bigint, idgen.gen_snowflake()"
     # Snowflake, the key held for 0.6 s.
     t = hold("sf", 0.6)
     rows = calls(sf_sql, 0.9)
@@ -785,7 +787,7 @@ def lag_bound(p, dsn, wdsn):
     # xid12, the key held for 1.3 s: a new second begins while it is held.
     t = hold("x", 1.3)
     rows = calls(
-        "WITH g AS (SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS s, idgen.gen_xid12() AS id)"
+        "WITH g AS (SELECT floor(date_part('epoch', clock_timestamp()))::bigint AS s, idgen.gen_xid12() AS id)"
         " SELECT s, extract(epoch FROM idgen.xid12_time(id))::bigint, id::text FROM g",
         1.5,
     )

@@ -89,7 +89,7 @@ COMMENT ON TABLE @extschema@.idgen_config IS 'pg_idgen portable: machine id, wor
 --   idgen_portable.sf_epoch   the Snowflake epoch               (idgen_config_load)
 --   idgen_portable.xid12_mp   machine << 16 | pid, for gen_xid12 (idgen_xid12_ready)
 --   idgen_portable.sf_worker  worker << 12, for gen_snowflake   (idgen_snowflake_ready)
---   idgen_portable.xid12_key, xid12_head  gen_xid12's last 16 characters and their key
+--   idgen_portable.xid12_key, xid12_head  gen_xid12's first 17 characters and their key
 CREATE FUNCTION @extschema@.idgen_config_load() RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp

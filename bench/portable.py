@@ -43,7 +43,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import psycopg
+try:
+    import psycopg
+except ImportError:  # --help works without it; a run needs it (the project's .venv has it)
+    psycopg = None
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_XID_US = 8.6  # modfin/pg-xid's xid(), us an id, as issue 37 reports it (not measured here)
@@ -395,6 +398,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smoke-test scale (20k rows, under 30 s)")
     ap.add_argument("--rounds", type=int, help="rounds of the per-id and page measurements (best of N)")
     args = ap.parse_args()
+    if psycopg is None:
+        sys.exit("bench/portable.py needs psycopg: run it with the project's .venv/bin/python")
     s = QUICK if args.quick else FULL
     if args.rounds:
         s.gen_rounds = s.page_rounds = args.rounds

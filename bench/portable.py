@@ -12,7 +12,9 @@ Usage:
       script; database native has CREATE EXTENSION pg_idgen, which must already be installed in
       that PostgreSQL: nothing is installed into it), runs, and stops it.
 
-What it prints, in one run (contenders alternate, the order rotating each round; best of N):
+What it prints, in one run (contenders alternate, the order rotating each round; best of N;
+sections 1 and 5 on the backends' CPU time when the server runs on this machine and its /proc is
+readable, which other work on a shared machine disturbs much less than the wall clock):
   1. per id (one session, SELECT count(f()) FROM generate_series): portable gen_xid12() and
      gen_snowflake(), gen_random_uuid(), nextval(), native gen_xid12(); ratios portable xid12 /
      uuid (target <= 1.5x), portable xid12 / native xid12, portable snowflake / nextval (target
@@ -22,7 +24,11 @@ What it prints, in one run (contenders alternate, the order rotating each round;
      xid12, uuid gen_random_uuid(), bigint portable gen_snowflake(); times as ratios to uuid;
   3. pg_relation_size and pg_indexes_size of each of those tables;
   4. a page of 100 by cursor (id > $cursor ORDER BY id LIMIT 100, prepared) at 50 % depth,
-     portable against native.
+     portable against native;
+  5. where gen_xid12()'s time goes: functions of this run (pg_temp) that add its parts one at a
+     time (a PL/pgSQL call; SECURITY DEFINER with SET search_path; the xid12 domain's check of
+     the result; nextval(); the shared advisory lock around it; the block that releases the
+     lock on error; the clock), each against gen_random_uuid() and gen_xid12() in one run.
 Targets are printed beside their ratios (met / not met). Nothing asserts on timing: the
 exit status is 0 unless something fails to run. --quick is a smoke-test scale (20k rows).
 The tables (bench_portable_*) are dropped at the end.
@@ -37,7 +43,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import psycopg
+try:
+    import psycopg
+except ImportError:  # --help works without it; a run needs it (the project's .venv has it)
+    psycopg = None
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_XID_US = 8.6  # modfin/pg-xid's xid(), us an id, as issue 37 reports it (not measured here)
@@ -118,12 +127,13 @@ def checkpoint(conn) -> None:
         pass
 
 
-def generate(p, n, s: Scale) -> dict[str, float]:
+def generate(p, n, s: Scale) -> tuple[dict[str, float], str]:
     """Best us an id of each generator, all alternating in one run."""
     count = s.gen_calls
     p.execute("DROP SEQUENCE IF EXISTS bench_portable_seq")
     p.execute("CREATE SEQUENCE bench_portable_seq")
     sql = "SELECT count({}) FROM generate_series(1, %d)" % count
+    timer, what = cpu_timer(p, n)
     cases = {
         "gen_random_uuid()": timer(p, sql.format("gen_random_uuid()")),
         "nextval()": timer(p, sql.format("nextval('bench_portable_seq')")),
@@ -133,7 +143,7 @@ def generate(p, n, s: Scale) -> dict[str, float]:
     }
     t = alternate(cases, s.gen_rounds)
     p.execute("DROP SEQUENCE bench_portable_seq")
-    return {k: min(v) / count * 1e6 for k, v in t.items()}
+    return {k: min(v) / count * 1e6 for k, v in t.items()}, what
 
 
 INSERTS = {  # name -> (connection: p or n, column type, default)
@@ -200,6 +210,83 @@ def pages(conns, s: Scale) -> dict[str, float]:
     return {k: min(v) * 1e6 for k, v in t.items()}
 
 
+GATE = "SECURITY DEFINER SET search_path = pg_catalog, pg_temp"
+PARTS = {  # name -> (returns, options, body): each adds one part to one before it
+    "a PL/pgSQL call": ("text", "", "RETURN '9m4e2mr0ui3e8a215n4g';"),
+    "+ SECURITY DEFINER, SET search_path": ("text", GATE, "RETURN '9m4e2mr0ui3e8a215n4g';"),
+    "+ xid12 domain check of the result": ("idgen.xid12", GATE, "RETURN '9m4e2mr0ui3e8a215n4g';"),
+    "gate + nextval()": ("bigint", GATE, "RETURN pg_catalog.nextval('pg_temp.bench_parts_seq'::pg_catalog.regclass);"),
+    "+ shared lock, unlock": ("bigint", GATE, """
+        v := CASE WHEN pg_catalog.pg_try_advisory_lock_shared(1, 1) THEN pg_catalog.nextval('pg_temp.bench_parts_seq'::pg_catalog.regclass)
+             + CASE WHEN pg_catalog.pg_advisory_unlock_shared(1, 1) THEN 0 END END;
+        RETURN v;"""),
+    "+ block releasing it on error": ("bigint", GATE, """
+        BEGIN
+            locked := pg_catalog.pg_try_advisory_lock_shared(1, 1);
+            v := CASE WHEN locked THEN pg_catalog.nextval('pg_temp.bench_parts_seq'::pg_catalog.regclass)
+                 + CASE WHEN pg_catalog.pg_advisory_unlock_shared(1, 1) THEN 0 END END;
+        EXCEPTION WHEN OTHERS OR query_canceled THEN
+            IF locked AND v IS NULL THEN
+                PERFORM pg_catalog.pg_advisory_unlock_shared(1, 1);
+            END IF;
+            RAISE;
+        END;
+        RETURN v;"""),
+    "gate + the clock": ("bigint", GATE, "RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;"),
+}
+PART_BASE = {  # what each part adds to
+    "+ SECURITY DEFINER, SET search_path": "a PL/pgSQL call",
+    "+ xid12 domain check of the result": "+ SECURITY DEFINER, SET search_path",
+    "gate + nextval()": "+ SECURITY DEFINER, SET search_path",
+    "+ shared lock, unlock": "gate + nextval()",
+    "+ block releasing it on error": "+ shared lock, unlock",
+    "gate + the clock": "+ SECURITY DEFINER, SET search_path",
+}
+
+
+def schedstat(conn) -> str | None:
+    """The /proc file with the backend's CPU time, when the server runs here and it is readable."""
+    path = f"/proc/{q1(conn, 'SELECT pg_backend_pid()')}/schedstat"
+    try:
+        open(path).read()
+    except OSError:
+        return None
+    return path
+
+
+def cpu_timer(*conns):
+    """A timer of the backend's CPU time (/proc/PID/schedstat: less disturbed by other work on a
+    shared machine than the wall clock) when every connection's server runs here and its /proc is
+    readable; the wall clock's timer otherwise. Returns (make_timer, what it measures)."""
+    if not all(schedstat(c) for c in conns):
+        return timer, "wall clock"
+
+    def make(conn, sql: str):
+        path = schedstat(conn)
+
+        def run() -> float:
+            start = int(open(path).read().split()[0])
+            conn.execute(sql)
+            return (int(open(path).read().split()[0]) - start) / 1e9
+        return run
+    return make, "the backends' CPU time"
+
+
+def parts(p, s: Scale) -> tuple[dict[str, float], str]:
+    """Best us an id of each part's function, gen_random_uuid() and gen_xid12(), alternating."""
+    p.execute("CREATE TEMP SEQUENCE IF NOT EXISTS bench_parts_seq")
+    sql = "SELECT count({}) FROM generate_series(1, %d)" % s.gen_calls
+    timer, what = cpu_timer(p)
+    cases = {"gen_random_uuid()": timer(p, sql.format("gen_random_uuid()")),
+             "portable gen_xid12()": timer(p, sql.format("idgen.gen_xid12()"))}
+    for i, (name, (returns, options, body)) in enumerate(PARTS.items()):
+        p.execute(f"CREATE OR REPLACE FUNCTION pg_temp.bench_part_{i}() RETURNS {returns} LANGUAGE plpgsql {options} AS $b$"
+                  f" DECLARE v bigint; locked boolean := false; BEGIN {body} END $b$")
+        cases[name] = timer(p, sql.format(f"pg_temp.bench_part_{i}()"))
+    t = alternate(cases, s.gen_rounds)
+    return {k: min(v) / s.gen_calls * 1e6 for k, v in t.items()}, what
+
+
 def run(pdsn: str, ndsn: str, s: Scale, quick: bool) -> None:
     started = time.perf_counter()
     host = machine()
@@ -222,8 +309,8 @@ def run(pdsn: str, ndsn: str, s: Scale, quick: bool) -> None:
         print(f"machine: {host}", flush=True)
 
         t0 = time.perf_counter()
-        us = generate(p, n, s)
-        print(f"\n1. per id: {s.gen_calls:,} ids a query, one session, best of {s.gen_rounds} "
+        us, what = generate(p, n, s)
+        print(f"\n1. per id: {s.gen_calls:,} ids a query, one session, best of {s.gen_rounds}, {what} "
               f"({time.perf_counter() - t0:.0f} s)")
         for k, v in us.items():
             print(f"  {k:26} {v:6.2f} us")
@@ -260,6 +347,21 @@ def run(pdsn: str, ndsn: str, s: Scale, quick: bool) -> None:
 
         for name, (c, _, _) in INSERTS.items():
             conns[c].execute(f"DROP TABLE {table(name)}")
+
+        t0 = time.perf_counter()
+        us, what = parts(p, s)
+        uuid, xid = us["gen_random_uuid()"], us["portable gen_xid12()"]
+        print(f"\n5. where gen_xid12's time goes: functions adding its parts, {s.gen_calls:,} calls a query, "
+              f"best of {s.gen_rounds}, {what} ({time.perf_counter() - t0:.0f} s)")
+        for k, v in us.items():
+            added = f"{v - us[PART_BASE[k]]:+6.2f} us" if k in PART_BASE else ""
+            print(f"  {k:36} {v:6.2f} us  {added}")
+        required = (us["+ block releasing it on error"] + us["+ xid12 domain check of the result"] - us[PART_BASE["+ xid12 domain check of the result"]]
+                    + us["gate + the clock"] - us[PART_BASE["gate + the clock"]])
+        unguarded = required - us["+ block releasing it on error"] + us["+ shared lock, unlock"]
+        print(f"  the gate's required parts together  {required:6.2f} us  ({required / uuid:.2f}x gen_random_uuid;"
+              f" {unguarded:.2f} us, {unguarded / uuid:.2f}x, without the block)")
+        print(f"  gen_xid12 adds its cache, last 3 characters and jump test: {xid - required:+.2f} us")
     print(f"\n{time.perf_counter() - started:.0f} s in all; no timing assertions (a shared machine: read the ratios)")
 
 
@@ -296,6 +398,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smoke-test scale (20k rows, under 30 s)")
     ap.add_argument("--rounds", type=int, help="rounds of the per-id and page measurements (best of N)")
     args = ap.parse_args()
+    if psycopg is None:
+        sys.exit("bench/portable.py needs psycopg: run it with the project's .venv/bin/python")
     s = QUICK if args.quick else FULL
     if args.rounds:
         s.gen_rounds = s.page_rounds = args.rounds

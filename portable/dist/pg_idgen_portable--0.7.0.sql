@@ -223,7 +223,7 @@ COMMENT ON TABLE @extschema@.idgen_config IS 'pg_idgen portable: machine id, wor
 --   idgen_portable.sf_epoch   the Snowflake epoch               (idgen_config_load)
 --   idgen_portable.xid12_mp   machine << 16 | pid, for gen_xid12 (idgen_xid12_ready)
 --   idgen_portable.sf_worker  worker << 12, for gen_snowflake   (idgen_snowflake_ready)
---   idgen_portable.xid12_key, xid12_head  gen_xid12's last 16 characters and their key
+--   idgen_portable.xid12_key, xid12_head  gen_xid12's first 17 characters and their key
 -- The xid12 machine id of this database's generators: idgen_config's, or when that is NULL
 -- derived from the cluster's system identifier, the server's start time and the database's oid
 -- (portable/README.md "Configuration"). Read from the table, not the session cache (which a
@@ -368,9 +368,11 @@ BEGIN
 -- gates: gen_xid12(), gen_xid12(timestamptz) and gen_snowflake() are SECURITY DEFINER, owned by
 -- the installing role, EXECUTE granted by it (never to PUBLIC). A gate takes
 -- nextval() while holding a SHARED advisory lock on (1885956452, the sequence's oid), releases
--- it at once, and when the value's time is behind the clock moves the sequence forward with
--- idgen_sequence_jump, which holds the same lock EXCLUSIVELY (tried, not waited for: a busy
--- lock means someone else is jumping or taking a value, and the value taken is used as it is).
+-- it at once (in a block whose handler releases it on any error or cancel, so it never outlives
+-- the call), and when the value's time is behind the clock moves the sequence forward with
+-- idgen_sequence_jump, which holds the same lock EXCLUSIVELY (tried first: a busy lock means
+-- someone else is jumping or taking a value, and the value taken is used as it is, unless it
+-- lags the clock by more than the gate's bound: then idgen_sequence_jump_wait waits for it).
 -- Under the exclusive lock no nextval() runs, so reading last_value and setval() to a larger
 -- target is atomic: the sequence never moves back, and nextval() never returns a value twice.
 -- What a gate does to the sequence depends on nothing of the session (no setting, no argument):
@@ -412,28 +414,80 @@ $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_jump(regclass, bigint) FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.idgen_sequence_jump(regclass, bigint) IS 'moves a generator sequence forward to target, never back (false: busy, skipped); called by the gates only';
 
--- The shared lock, when its first try failed: someone holds it exclusively. A jump holds it
--- for microseconds; but any role can take an advisory lock, so the wait is bounded
--- (lock_timeout, for this function only) and a session that holds it longer is named in the
--- error instead of blocking every generator for good.
+-- The exclusive lock, waited for: the gates call this when a value lags the clock by more than
+-- their bound (portable/README.md "Uniqueness", "How far behind the clock") and the tried jump
+-- found the lock busy. A jump holds it for microseconds and a gate's nextval() holds it shared
+-- for less; waiting in the lock's queue also holds back new shared takers, so the wait ends
+-- once the holders of the moment are done. But any role can take an advisory lock, so the wait
+-- is bounded (lock_timeout, for this function only) and the sessions that hold it longer are
+-- named in the error. As in idgen_sequence_jump, the lock never outlives the call: the
+-- statement that takes it also records it (pg_advisory_lock returns void, which IS NOT NULL),
+-- so a cancel between two statements finds `locked` true and the handler releases it.
 -- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
-CREATE FUNCTION @extschema@.idgen_sequence_wait(seq regclass) RETURNS void
+CREATE FUNCTION @extschema@.idgen_sequence_jump_wait(seq regclass, target bigint) RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     SET lock_timeout = 2000
 AS $$
 DECLARE
-    holder integer;
+    last bigint;
+    locked boolean := false;
+    holders text;
 BEGIN
-    PERFORM pg_catalog.pg_advisory_lock_shared(1885956452, seq::pg_catalog.oid::integer);
+    BEGIN
+        locked := pg_catalog.pg_advisory_lock(1885956452, seq::pg_catalog.oid::integer) IS NOT NULL;
+        EXECUTE pg_catalog.format('SELECT last_value FROM %s', seq) INTO last;
+        IF target > last THEN
+            PERFORM pg_catalog.setval(seq, target, false);
+        END IF;
+        locked := NOT pg_catalog.pg_advisory_unlock(1885956452, seq::pg_catalog.oid::integer);
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        IF locked THEN
+            PERFORM pg_catalog.pg_advisory_unlock(1885956452, seq::pg_catalog.oid::integer);
+            RAISE;
+        ELSIF SQLSTATE <> '55P03' THEN
+            RAISE;
+        END IF;
+        SELECT pg_catalog.string_agg(DISTINCT l.pid::text, ', ') INTO holders FROM pg_catalog.pg_locks l
+         WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_catalog.pg_backend_pid()
+           AND l.classid = 1885956452 AND l.objid = seq::pg_catalog.oid AND l.objsubid = 2
+           AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database());
+        RAISE EXCEPTION 'could not move the generator sequence % to the clock: its lock is held by another session', seq
+            USING ERRCODE = 'lock_not_available',
+                  DETAIL = pg_catalog.format('Advisory lock (1885956452, %s) is held by backend %s.', seq::pg_catalog.oid::integer, holders),
+                  HINT = 'The generators hold it for microseconds: end that session.';
+    END;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_jump_wait(regclass, bigint) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.idgen_sequence_jump_wait(regclass, bigint) IS 'moves a generator sequence forward to target, never back, waiting up to 2 s for the lock; called by the gates only';
+
+-- The shared lock, when its first try failed: someone holds it exclusively (a jump) or waits
+-- for it so (idgen_sequence_jump_wait). Both last microseconds; but any role can take an
+-- advisory lock, so the wait is bounded (lock_timeout, for this function only) and a session
+-- that holds it longer is named in the error instead of blocking every generator for good.
+-- Returns true once the lock is held, in the statement that takes it (see
+-- idgen_sequence_jump_wait): the caller assigns it, so no statement boundary (where PL/pgSQL
+-- services a cancel) lies between taking the lock and recording it.
+-- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
+CREATE FUNCTION @extschema@.idgen_sequence_wait(seq regclass) RETURNS boolean
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    SET lock_timeout = 2000
+AS $$
+DECLARE
+    holders text;
+BEGIN
+    RETURN pg_catalog.pg_advisory_lock_shared(1885956452, seq::pg_catalog.oid::integer) IS NOT NULL;
 EXCEPTION WHEN lock_not_available THEN
-    SELECT l.pid INTO holder FROM pg_catalog.pg_locks l
-     WHERE l.locktype = 'advisory' AND l.mode = 'ExclusiveLock' AND l.granted
-       AND l.classid = 1885956452 AND l.objid = seq::pg_catalog.oid
+    -- The exclusive holder; or, when a jump waits in the queue, those it waits for.
+    SELECT pg_catalog.string_agg(DISTINCT l.pid::text, ', ') INTO holders FROM pg_catalog.pg_locks l
+     WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_catalog.pg_backend_pid()
+       AND l.classid = 1885956452 AND l.objid = seq::pg_catalog.oid AND l.objsubid = 2
        AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database());
     RAISE EXCEPTION 'could not take the generator lock of %: it is held exclusively by another session', seq
         USING ERRCODE = 'lock_not_available',
-              DETAIL = pg_catalog.format('Advisory lock (1885956452, %s) is held by backend %s.', seq::pg_catalog.oid::integer, holder),
+              DETAIL = pg_catalog.format('Advisory lock (1885956452, %s) is held by backend %s.', seq::pg_catalog.oid::integer, holders),
               HINT = 'Only a generator''s jump takes it exclusively, for microseconds: end that session.';
 END
 $$;
@@ -441,9 +495,8 @@ REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_wait(regclass) FROM PUBLIC
 
 -- The slow path of a gate's nextval(): when the shared lock was busy at its first try (someone
 -- jumps), and after a jump. It waits for the lock (idgen_sequence_wait), takes nextval() and
--- releases the lock, and releases it on any error or cancel too (a subtransaction: a few
--- tenths of a µs, paid on this path only). The gates' fast path takes the lock with one try and
--- is not guarded that way: portable/README.md "Uniqueness".
+-- releases the lock, and releases it on any error or cancel too, as the gates' fast path does
+-- (portable/README.md "Uniqueness").
 -- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
 CREATE FUNCTION @extschema@.idgen_sequence_next(seq regclass) RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -456,12 +509,12 @@ BEGIN
     BEGIN
         locked := pg_catalog.pg_try_advisory_lock_shared(1885956452, seq::pg_catalog.oid::integer);
         IF NOT locked THEN
-            PERFORM @extschema@.idgen_sequence_wait(seq);
-            locked := true;
+            locked := @extschema@.idgen_sequence_wait(seq);
         END IF;
         v := pg_catalog.nextval(seq);
-        locked := false;
-        IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, seq::pg_catalog.oid::integer) THEN
+        locked := NOT pg_catalog.pg_advisory_unlock_shared(1885956452, seq::pg_catalog.oid::integer);
+        IF locked THEN
+            locked := false;
             RAISE EXCEPTION 'a generator lost its advisory lock on %', seq;
         END IF;
     EXCEPTION WHEN OTHERS OR query_canceled THEN
@@ -693,63 +746,99 @@ BEGIN
 END
 $$;
 
--- Hot path: simple PL/pgSQL expressions only. The first 16 characters (the second, machine,
--- pid and the counter's top 8 bits) change once a second or every 65536 ids: the session keeps
--- them with their key (value >> 16) in idgen_portable.xid12_key / xid12_head; the last 4
--- characters (the counter's low 16 bits and 4 zero bits) are written out.
+-- gen_xid12's text is cut after character 17 (docs/formats.md §2: characters 0-16 hold bits 0-84
+-- of the 96, the last 3 characters the counter's low 11 bits and the 4 zero bits).
+
+-- The last 3 characters for each of the counter's low 11 bits, 3 bytes each (6144 bytes).
+-- IMMUTABLE without arguments: the planner computes it once into the gate's cached plan.
+CREATE FUNCTION @extschema@.idgen_xid12_tails() RETURNS bytea
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN (SELECT pg_catalog.convert_to(pg_catalog.string_agg(
+            pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((c >> 6) & 31) + 1, 1)
+            || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((c >> 1) & 31) + 1, 1)
+            || CASE WHEN (c & 1) = 0 THEN '0' ELSE 'g' END, '' ORDER BY c), 'UTF8')
+          FROM pg_catalog.generate_series(0, 2047) AS c);
+
+-- The first 17 characters of the id of sequence value v (second, machine, pid, the counter's top
+-- 13 bits), which change every 2048 values: kept in the session's cache with their key v >> 11
+-- (idgen_portable.xid12_head, xid12_key) and returned. Called by gen_xid12() when the key differs.
+CREATE FUNCTION @extschema@.idgen_xid12_head(v bigint) RETURNS text
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    mp bigint := nullif(current_setting('idgen_portable.xid12_mp', true), '')::bigint;
+    head text;
+BEGIN
+    IF mp IS NULL THEN
+        mp := @extschema@.idgen_xid12_ready();
+    END IF;
+    IF (v >> 24) > 4294967295 THEN
+        RAISE EXCEPTION 'timestamp out of range for xid12: unix second % is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC', v >> 24
+            USING ERRCODE = 'datetime_field_overflow';
+    END IF;
+    -- 40 bits each: (second, machine's top 8), (machine's low 16, pid, counter's top 8), then
+    -- one character of the counter's next 5 bits. mp is the session's cache, which the caller
+    -- can set: only its 40 bits are used.
+    head := encode(int8send(@extschema@.idgen_b32_lanes(((v >> 24) << 8) | ((mp >> 32) & 255)))
+                   || int8send(@extschema@.idgen_b32_lanes(((mp & 4294967295) << 8) | ((v >> 16) & 255))), 'escape')
+            || substr('0123456789abcdefghijklmnopqrstuv', ((v >> 11) & 31)::integer + 1, 1);
+    PERFORM set_config('idgen_portable.xid12_head', head, false);
+    PERFORM set_config('idgen_portable.xid12_key', (v >> 11)::text, false);
+    RETURN head;
+END
+$$;
+
+-- Hot path: few PL/pgSQL statements, simple expressions. Its parts and their cost:
+-- portable/README.md "Measured here".
 -- The gate to the sequence (15_sequence.sql): SECURITY DEFINER, EXECUTE granted by the owner.
 CREATE FUNCTION @extschema@.gen_xid12() RETURNS @extschema@.xid12
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    mp bigint := nullif(pg_catalog.current_setting('idgen_portable.xid12_mp', true), '')::bigint;
     v bigint;
+    locked boolean := false;
     s bigint;
-    head text;
 BEGIN
-    IF mp IS NULL THEN
-        mp := @extschema@.idgen_xid12_ready();
-    END IF;
-    -- nextval() would fail here holding the shared lock, which would stay (re-entrant) until
-    -- the session ends: refuse before taking it.
-    IF pg_catalog.current_setting('transaction_read_only') = 'on' THEN
-        RAISE EXCEPTION 'cannot execute gen_xid12() in a read-only transaction'
-            USING ERRCODE = 'read_only_sql_transaction';
-    END IF;
-    IF pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
-        IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+    -- nextval() under the shared lock, tried once. The block's handler releases the lock on
+    -- any error or cancel (portable/README.md "Uniqueness"): `locked` is set by the statement
+    -- that takes it, and v by the one that releases it, so between those two statements the
+    -- handler sees locked and no v.
+    BEGIN
+        locked := pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer);
+        v := CASE WHEN locked THEN pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass)
+                  + CASE WHEN pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN 0 END
+                  ELSE @extschema@.idgen_sequence_next('@extschema@.idgen_xid12_seq'::pg_catalog.regclass) END;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        IF locked AND v IS NULL THEN
+            PERFORM pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer);
+        END IF;
+        IF SQLSTATE = '25006' THEN
+            RAISE EXCEPTION 'cannot execute gen_xid12() in a read-only transaction'
+                USING ERRCODE = 'read_only_sql_transaction';
+        END IF;
+        RAISE;
+    END;
+    -- Behind the clock: jump, waiting for the lock when it is busy, so that an id never carries
+    -- a second before the clock's (portable/README.md "How far behind the clock"). No v: the
+    -- unlock found no lock to release (it cannot, having just taken it).
+    IF v IS NULL OR (v >> 24) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())) THEN
+        IF v IS NULL THEN
             RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
         END IF;
-    ELSE
+        s := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;
+        IF NOT @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24) THEN
+            PERFORM @extschema@.idgen_sequence_jump_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24);
+        END IF;
         v := @extschema@.idgen_sequence_next('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
     END IF;
-    s := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;
-    IF (v >> 24) < s THEN
-        IF @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24) THEN
-            v := @extschema@.idgen_sequence_next('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
-        END IF;
-    END IF;
-    IF (v >> 16) = nullif(pg_catalog.current_setting('idgen_portable.xid12_key', true), '')::bigint THEN
-        head := pg_catalog.current_setting('idgen_portable.xid12_head');
-    ELSE
-        IF (v >> 24) > 4294967295 THEN
-            RAISE EXCEPTION 'timestamp out of range for xid12: unix second % is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC', v >> 24
-                USING ERRCODE = 'datetime_field_overflow';
-        END IF;
-        -- 40 bits each: (second, machine's top 8), (machine's low 16, pid, counter's top 8). mp is
-        -- the session's cache, which the caller can set: only its 40 bits are used.
-        head := pg_catalog.encode(pg_catalog.int8send(@extschema@.idgen_b32_lanes(((v >> 24) << 8) | ((mp >> 32) & 255)))
-                       || pg_catalog.int8send(@extschema@.idgen_b32_lanes(((mp & 4294967295) << 8) | ((v >> 16) & 255))),
-                       'escape');
-        PERFORM pg_catalog.set_config('idgen_portable.xid12_head', head, false);
-        PERFORM pg_catalog.set_config('idgen_portable.xid12_key', (v >> 16)::text, false);
-    END IF;
-    RETURN head || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((v >> 11) & 31)::integer + 1, 1)
-                || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((v >> 6) & 31)::integer + 1, 1)
-                || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((v >> 1) & 31)::integer + 1, 1)
-                || CASE WHEN (v & 1) = 0 THEN '0' ELSE 'g' END;
+    -- The first 17 characters from the session's cache (idgen_xid12_head when its key differs),
+    -- the last 3 from idgen_xid12_tails (docs/formats.md §2).
+    RETURN CASE WHEN (v >> 11)::text = pg_catalog.current_setting('idgen_portable.xid12_key', true)
+                THEN pg_catalog.current_setting('idgen_portable.xid12_head')
+                ELSE @extschema@.idgen_xid12_head(v) END
+        || pg_catalog.encode(pg_catalog.substr(@extschema@.idgen_xid12_tails(), ((v & 2047) * 3)::integer + 1, 3), 'escape');
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12() FROM PUBLIC;
@@ -1182,7 +1271,24 @@ BEGIN
 END
 $$;
 
--- Hot path: simple PL/pgSQL expressions only.
+-- gen_snowflake's errors for a time (unix ms) outside the 41 bits after the epoch.
+CREATE FUNCTION @extschema@.idgen_snowflake_range(unix_ms bigint) RETURNS bigint
+    LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    e bigint := current_setting('idgen_portable.sf_epoch')::bigint;
+BEGIN
+    IF unix_ms < e THEN
+        RAISE EXCEPTION 'time % ms since 1970-01-01 is before the snowflake epoch % ms (idgen_config.snowflake_epoch)', unix_ms, e
+            USING ERRCODE = 'datetime_field_overflow';
+    END IF;
+    RAISE EXCEPTION 'time % ms after the snowflake epoch is beyond the 41-bit snowflake range (at most 2199023255551 ms, about 69 years)', unix_ms - e
+        USING ERRCODE = 'datetime_field_overflow';
+END
+$$;
+
+-- Hot path: few PL/pgSQL statements, simple expressions.
 -- The gate to the sequence (15_sequence.sql): SECURITY DEFINER, EXECUTE granted by the owner.
 CREATE FUNCTION @extschema@.gen_snowflake() RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
@@ -1190,44 +1296,50 @@ CREATE FUNCTION @extschema@.gen_snowflake() RETURNS bigint
 AS $$
 DECLARE
     w bigint := nullif(pg_catalog.current_setting('idgen_portable.sf_worker', true), '')::bigint;
-    e bigint;
     v bigint;
+    locked boolean := false;
     ms bigint;
 BEGIN
     IF w IS NULL THEN
         w := @extschema@.idgen_snowflake_ready();
     END IF;
-    e := pg_catalog.current_setting('idgen_portable.sf_epoch')::bigint;
-    -- nextval() would fail here holding the shared lock, which would stay (re-entrant) until
-    -- the session ends: refuse before taking it.
-    IF pg_catalog.current_setting('transaction_read_only') = 'on' THEN
-        RAISE EXCEPTION 'cannot execute gen_snowflake() in a read-only transaction'
-            USING ERRCODE = 'read_only_sql_transaction';
-    END IF;
-    IF pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
-        IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+    -- nextval() under the shared lock, tried once; the handler releases it on any error or
+    -- cancel (as in gen_xid12, 20_xid12.sql).
+    BEGIN
+        locked := pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer);
+        v := CASE WHEN locked THEN pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass)
+                  + CASE WHEN pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN 0 END
+                  ELSE @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass) END;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        IF locked AND v IS NULL THEN
+            PERFORM pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer);
+        END IF;
+        IF SQLSTATE = '25006' THEN
+            RAISE EXCEPTION 'cannot execute gen_snowflake() in a read-only transaction'
+                USING ERRCODE = 'read_only_sql_transaction';
+        END IF;
+        RAISE;
+    END;
+    -- Behind the clock: jump; when the lock is busy, go on with v unless it is more than
+    -- 100 ms behind, then wait for the lock (portable/README.md "How far behind the clock").
+    -- No v: the unlock found no lock to release (it cannot, having just taken it).
+    IF v IS NULL OR (v >> 12) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000) THEN
+        IF v IS NULL THEN
             RAISE EXCEPTION 'gen_snowflake lost its advisory lock';
         END IF;
-    ELSE
-        v := @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
-    END IF;
-    ms := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
-    IF (v >> 12) < ms THEN
+        ms := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
         IF @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass, ms << 12) THEN
+            v := @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
+        ELSIF (v >> 12) < ms - 100 THEN
+            PERFORM @extschema@.idgen_sequence_jump_wait('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass, ms << 12);
             v := @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
         END IF;
     END IF;
-    ms := (v >> 12) - e;
-    IF ms < 0 THEN
-        RAISE EXCEPTION 'time % ms since 1970-01-01 is before the snowflake epoch % ms (idgen_config.snowflake_epoch)', v >> 12, e
-            USING ERRCODE = 'datetime_field_overflow';
-    ELSIF ms > 2199023255551 THEN
-        RAISE EXCEPTION 'time % ms after the snowflake epoch is beyond the 41-bit snowflake range (at most 2199023255551 ms, about 69 years)', ms
-            USING ERRCODE = 'datetime_field_overflow';
-    END IF;
-    -- w is the session's cache, which the caller can set: only the worker's 10 bits are used.
-    RETURN (ms << 22) | (w & 4190208) | (v & 4095);
+    -- The time since the epoch, in 41 bits (or idgen_snowflake_range's error); w is the
+    -- session's cache, which the caller can set: only the worker's 10 bits are used.
+    ms := (v >> 12) - pg_catalog.current_setting('idgen_portable.sf_epoch')::bigint;
+    RETURN CASE WHEN ms >= 0 AND ms <= 2199023255551 THEN (ms << 22) | (w & 4190208) | (v & 4095)
+                ELSE @extschema@.idgen_snowflake_range(v >> 12) END;
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_snowflake() FROM PUBLIC;

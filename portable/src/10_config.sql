@@ -39,7 +39,7 @@ COMMENT ON TABLE @extschema@.idgen_config IS 'pg_idgen portable: machine id, wor
 --   idgen_portable.sf_epoch   the Snowflake epoch               (idgen_config_load)
 --   idgen_portable.xid12_mp   machine << 16 | pid, for gen_xid12 (idgen_xid12_ready)
 --   idgen_portable.sf_worker  worker << 12, for gen_snowflake   (idgen_snowflake_ready)
---   idgen_portable.xid12_key, xid12_head  gen_xid12's last 16 characters and their key
+--   idgen_portable.xid12_key, xid12_head  gen_xid12's first 17 characters and their key
 -- The xid12 machine id of this database's generators: idgen_config's, or when that is NULL
 -- derived from the cluster's system identifier, the server's start time and the database's oid
 -- (portable/README.md "Configuration"). Read from the table, not the session cache (which a

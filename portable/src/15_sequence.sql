@@ -6,9 +6,11 @@
 -- gates: gen_xid12(), gen_xid12(timestamptz) and gen_snowflake() are SECURITY DEFINER, owned by
 -- the installing role, EXECUTE granted by it (never to PUBLIC). A gate takes
 -- nextval() while holding a SHARED advisory lock on (1885956452, the sequence's oid), releases
--- it at once, and when the value's time is behind the clock moves the sequence forward with
--- idgen_sequence_jump, which holds the same lock EXCLUSIVELY (tried, not waited for: a busy
--- lock means someone else is jumping or taking a value, and the value taken is used as it is).
+-- it at once (in a block whose handler releases it on any error or cancel, so it never outlives
+-- the call), and when the value's time is behind the clock moves the sequence forward with
+-- idgen_sequence_jump, which holds the same lock EXCLUSIVELY (tried first: a busy lock means
+-- someone else is jumping or taking a value, and the value taken is used as it is, unless it
+-- lags the clock by more than the gate's bound: then idgen_sequence_jump_wait waits for it).
 -- Under the exclusive lock no nextval() runs, so reading last_value and setval() to a larger
 -- target is atomic: the sequence never moves back, and nextval() never returns a value twice.
 -- What a gate does to the sequence depends on nothing of the session (no setting, no argument):
@@ -50,28 +52,80 @@ $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_jump(regclass, bigint) FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.idgen_sequence_jump(regclass, bigint) IS 'moves a generator sequence forward to target, never back (false: busy, skipped); called by the gates only';
 
--- The shared lock, when its first try failed: someone holds it exclusively. A jump holds it
--- for microseconds; but any role can take an advisory lock, so the wait is bounded
--- (lock_timeout, for this function only) and a session that holds it longer is named in the
--- error instead of blocking every generator for good.
+-- The exclusive lock, waited for: the gates call this when a value lags the clock by more than
+-- their bound (portable/README.md "Uniqueness", "How far behind the clock") and the tried jump
+-- found the lock busy. A jump holds it for microseconds and a gate's nextval() holds it shared
+-- for less; waiting in the lock's queue also holds back new shared takers, so the wait ends
+-- once the holders of the moment are done. But any role can take an advisory lock, so the wait
+-- is bounded (lock_timeout, for this function only) and the sessions that hold it longer are
+-- named in the error. As in idgen_sequence_jump, the lock never outlives the call: the
+-- statement that takes it also records it (pg_advisory_lock returns void, which IS NOT NULL),
+-- so a cancel between two statements finds `locked` true and the handler releases it.
 -- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
-CREATE FUNCTION @extschema@.idgen_sequence_wait(seq regclass) RETURNS void
+CREATE FUNCTION @extschema@.idgen_sequence_jump_wait(seq regclass, target bigint) RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     SET lock_timeout = 2000
 AS $$
 DECLARE
-    holder integer;
+    last bigint;
+    locked boolean := false;
+    holders text;
 BEGIN
-    PERFORM pg_catalog.pg_advisory_lock_shared(1885956452, seq::pg_catalog.oid::integer);
+    BEGIN
+        locked := pg_catalog.pg_advisory_lock(1885956452, seq::pg_catalog.oid::integer) IS NOT NULL;
+        EXECUTE pg_catalog.format('SELECT last_value FROM %s', seq) INTO last;
+        IF target > last THEN
+            PERFORM pg_catalog.setval(seq, target, false);
+        END IF;
+        locked := NOT pg_catalog.pg_advisory_unlock(1885956452, seq::pg_catalog.oid::integer);
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        IF locked THEN
+            PERFORM pg_catalog.pg_advisory_unlock(1885956452, seq::pg_catalog.oid::integer);
+            RAISE;
+        ELSIF SQLSTATE <> '55P03' THEN
+            RAISE;
+        END IF;
+        SELECT pg_catalog.string_agg(DISTINCT l.pid::text, ', ') INTO holders FROM pg_catalog.pg_locks l
+         WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_catalog.pg_backend_pid()
+           AND l.classid = 1885956452 AND l.objid = seq::pg_catalog.oid AND l.objsubid = 2
+           AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database());
+        RAISE EXCEPTION 'could not move the generator sequence % to the clock: its lock is held by another session', seq
+            USING ERRCODE = 'lock_not_available',
+                  DETAIL = pg_catalog.format('Advisory lock (1885956452, %s) is held by backend %s.', seq::pg_catalog.oid::integer, holders),
+                  HINT = 'The generators hold it for microseconds: end that session.';
+    END;
+END
+$$;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_jump_wait(regclass, bigint) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.idgen_sequence_jump_wait(regclass, bigint) IS 'moves a generator sequence forward to target, never back, waiting up to 2 s for the lock; called by the gates only';
+
+-- The shared lock, when its first try failed: someone holds it exclusively (a jump) or waits
+-- for it so (idgen_sequence_jump_wait). Both last microseconds; but any role can take an
+-- advisory lock, so the wait is bounded (lock_timeout, for this function only) and a session
+-- that holds it longer is named in the error instead of blocking every generator for good.
+-- Returns true once the lock is held, in the statement that takes it (see
+-- idgen_sequence_jump_wait): the caller assigns it, so no statement boundary (where PL/pgSQL
+-- services a cancel) lies between taking the lock and recording it.
+-- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
+CREATE FUNCTION @extschema@.idgen_sequence_wait(seq regclass) RETURNS boolean
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    SET lock_timeout = 2000
+AS $$
+DECLARE
+    holders text;
+BEGIN
+    RETURN pg_catalog.pg_advisory_lock_shared(1885956452, seq::pg_catalog.oid::integer) IS NOT NULL;
 EXCEPTION WHEN lock_not_available THEN
-    SELECT l.pid INTO holder FROM pg_catalog.pg_locks l
-     WHERE l.locktype = 'advisory' AND l.mode = 'ExclusiveLock' AND l.granted
-       AND l.classid = 1885956452 AND l.objid = seq::pg_catalog.oid
+    -- The exclusive holder; or, when a jump waits in the queue, those it waits for.
+    SELECT pg_catalog.string_agg(DISTINCT l.pid::text, ', ') INTO holders FROM pg_catalog.pg_locks l
+     WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_catalog.pg_backend_pid()
+       AND l.classid = 1885956452 AND l.objid = seq::pg_catalog.oid AND l.objsubid = 2
        AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database());
     RAISE EXCEPTION 'could not take the generator lock of %: it is held exclusively by another session', seq
         USING ERRCODE = 'lock_not_available',
-              DETAIL = pg_catalog.format('Advisory lock (1885956452, %s) is held by backend %s.', seq::pg_catalog.oid::integer, holder),
+              DETAIL = pg_catalog.format('Advisory lock (1885956452, %s) is held by backend %s.', seq::pg_catalog.oid::integer, holders),
               HINT = 'Only a generator''s jump takes it exclusively, for microseconds: end that session.';
 END
 $$;
@@ -79,9 +133,8 @@ REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_wait(regclass) FROM PUBLIC
 
 -- The slow path of a gate's nextval(): when the shared lock was busy at its first try (someone
 -- jumps), and after a jump. It waits for the lock (idgen_sequence_wait), takes nextval() and
--- releases the lock, and releases it on any error or cancel too (a subtransaction: a few
--- tenths of a µs, paid on this path only). The gates' fast path takes the lock with one try and
--- is not guarded that way: portable/README.md "Uniqueness".
+-- releases the lock, and releases it on any error or cancel too, as the gates' fast path does
+-- (portable/README.md "Uniqueness").
 -- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
 CREATE FUNCTION @extschema@.idgen_sequence_next(seq regclass) RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -94,12 +147,12 @@ BEGIN
     BEGIN
         locked := pg_catalog.pg_try_advisory_lock_shared(1885956452, seq::pg_catalog.oid::integer);
         IF NOT locked THEN
-            PERFORM @extschema@.idgen_sequence_wait(seq);
-            locked := true;
+            locked := @extschema@.idgen_sequence_wait(seq);
         END IF;
         v := pg_catalog.nextval(seq);
-        locked := false;
-        IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, seq::pg_catalog.oid::integer) THEN
+        locked := NOT pg_catalog.pg_advisory_unlock_shared(1885956452, seq::pg_catalog.oid::integer);
+        IF locked THEN
+            locked := false;
             RAISE EXCEPTION 'a generator lost its advisory lock on %', seq;
         END IF;
     EXCEPTION WHEN OTHERS OR query_canceled THEN

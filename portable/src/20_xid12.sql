@@ -209,63 +209,99 @@ BEGIN
 END
 $$;
 
--- Hot path: simple PL/pgSQL expressions only. The first 16 characters (the second, machine,
--- pid and the counter's top 8 bits) change once a second or every 65536 ids: the session keeps
--- them with their key (value >> 16) in idgen_portable.xid12_key / xid12_head; the last 4
--- characters (the counter's low 16 bits and 4 zero bits) are written out.
+-- gen_xid12's text is cut after character 17 (docs/formats.md §2: characters 0-16 hold bits 0-84
+-- of the 96, the last 3 characters the counter's low 11 bits and the 4 zero bits).
+
+-- The last 3 characters for each of the counter's low 11 bits, 3 bytes each (6144 bytes).
+-- IMMUTABLE without arguments: the planner computes it once into the gate's cached plan.
+CREATE FUNCTION @extschema@.idgen_xid12_tails() RETURNS bytea
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN (SELECT pg_catalog.convert_to(pg_catalog.string_agg(
+            pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((c >> 6) & 31) + 1, 1)
+            || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((c >> 1) & 31) + 1, 1)
+            || CASE WHEN (c & 1) = 0 THEN '0' ELSE 'g' END, '' ORDER BY c), 'UTF8')
+          FROM pg_catalog.generate_series(0, 2047) AS c);
+
+-- The first 17 characters of the id of sequence value v (second, machine, pid, the counter's top
+-- 13 bits), which change every 2048 values: kept in the session's cache with their key v >> 11
+-- (idgen_portable.xid12_head, xid12_key) and returned. Called by gen_xid12() when the key differs.
+CREATE FUNCTION @extschema@.idgen_xid12_head(v bigint) RETURNS text
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    mp bigint := nullif(current_setting('idgen_portable.xid12_mp', true), '')::bigint;
+    head text;
+BEGIN
+    IF mp IS NULL THEN
+        mp := @extschema@.idgen_xid12_ready();
+    END IF;
+    IF (v >> 24) > 4294967295 THEN
+        RAISE EXCEPTION 'timestamp out of range for xid12: unix second % is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC', v >> 24
+            USING ERRCODE = 'datetime_field_overflow';
+    END IF;
+    -- 40 bits each: (second, machine's top 8), (machine's low 16, pid, counter's top 8), then
+    -- one character of the counter's next 5 bits. mp is the session's cache, which the caller
+    -- can set: only its 40 bits are used.
+    head := encode(int8send(@extschema@.idgen_b32_lanes(((v >> 24) << 8) | ((mp >> 32) & 255)))
+                   || int8send(@extschema@.idgen_b32_lanes(((mp & 4294967295) << 8) | ((v >> 16) & 255))), 'escape')
+            || substr('0123456789abcdefghijklmnopqrstuv', ((v >> 11) & 31)::integer + 1, 1);
+    PERFORM set_config('idgen_portable.xid12_head', head, false);
+    PERFORM set_config('idgen_portable.xid12_key', (v >> 11)::text, false);
+    RETURN head;
+END
+$$;
+
+-- Hot path: few PL/pgSQL statements, simple expressions. Its parts and their cost:
+-- portable/README.md "Measured here".
 -- The gate to the sequence (15_sequence.sql): SECURITY DEFINER, EXECUTE granted by the owner.
 CREATE FUNCTION @extschema@.gen_xid12() RETURNS @extschema@.xid12
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    mp bigint := nullif(pg_catalog.current_setting('idgen_portable.xid12_mp', true), '')::bigint;
     v bigint;
+    locked boolean := false;
     s bigint;
-    head text;
 BEGIN
-    IF mp IS NULL THEN
-        mp := @extschema@.idgen_xid12_ready();
-    END IF;
-    -- nextval() would fail here holding the shared lock, which would stay (re-entrant) until
-    -- the session ends: refuse before taking it.
-    IF pg_catalog.current_setting('transaction_read_only') = 'on' THEN
-        RAISE EXCEPTION 'cannot execute gen_xid12() in a read-only transaction'
-            USING ERRCODE = 'read_only_sql_transaction';
-    END IF;
-    IF pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        v := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
-        IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+    -- nextval() under the shared lock, tried once. The block's handler releases the lock on
+    -- any error or cancel (portable/README.md "Uniqueness"): `locked` is set by the statement
+    -- that takes it, and v by the one that releases it, so between those two statements the
+    -- handler sees locked and no v.
+    BEGIN
+        locked := pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer);
+        v := CASE WHEN locked THEN pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass)
+                  + CASE WHEN pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN 0 END
+                  ELSE @extschema@.idgen_sequence_next('@extschema@.idgen_xid12_seq'::pg_catalog.regclass) END;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        IF locked AND v IS NULL THEN
+            PERFORM pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer);
+        END IF;
+        IF SQLSTATE = '25006' THEN
+            RAISE EXCEPTION 'cannot execute gen_xid12() in a read-only transaction'
+                USING ERRCODE = 'read_only_sql_transaction';
+        END IF;
+        RAISE;
+    END;
+    -- Behind the clock: jump, waiting for the lock when it is busy, so that an id never carries
+    -- a second before the clock's (portable/README.md "How far behind the clock"). No v: the
+    -- unlock found no lock to release (it cannot, having just taken it).
+    IF v IS NULL OR (v >> 24) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())) THEN
+        IF v IS NULL THEN
             RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
         END IF;
-    ELSE
+        s := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;
+        IF NOT @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24) THEN
+            PERFORM @extschema@.idgen_sequence_jump_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24);
+        END IF;
         v := @extschema@.idgen_sequence_next('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
     END IF;
-    s := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;
-    IF (v >> 24) < s THEN
-        IF @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24) THEN
-            v := @extschema@.idgen_sequence_next('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
-        END IF;
-    END IF;
-    IF (v >> 16) = nullif(pg_catalog.current_setting('idgen_portable.xid12_key', true), '')::bigint THEN
-        head := pg_catalog.current_setting('idgen_portable.xid12_head');
-    ELSE
-        IF (v >> 24) > 4294967295 THEN
-            RAISE EXCEPTION 'timestamp out of range for xid12: unix second % is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC', v >> 24
-                USING ERRCODE = 'datetime_field_overflow';
-        END IF;
-        -- 40 bits each: (second, machine's top 8), (machine's low 16, pid, counter's top 8). mp is
-        -- the session's cache, which the caller can set: only its 40 bits are used.
-        head := pg_catalog.encode(pg_catalog.int8send(@extschema@.idgen_b32_lanes(((v >> 24) << 8) | ((mp >> 32) & 255)))
-                       || pg_catalog.int8send(@extschema@.idgen_b32_lanes(((mp & 4294967295) << 8) | ((v >> 16) & 255))),
-                       'escape');
-        PERFORM pg_catalog.set_config('idgen_portable.xid12_head', head, false);
-        PERFORM pg_catalog.set_config('idgen_portable.xid12_key', (v >> 16)::text, false);
-    END IF;
-    RETURN head || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((v >> 11) & 31)::integer + 1, 1)
-                || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((v >> 6) & 31)::integer + 1, 1)
-                || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', ((v >> 1) & 31)::integer + 1, 1)
-                || CASE WHEN (v & 1) = 0 THEN '0' ELSE 'g' END;
+    -- The first 17 characters from the session's cache (idgen_xid12_head when its key differs),
+    -- the last 3 from idgen_xid12_tails (docs/formats.md §2).
+    RETURN CASE WHEN (v >> 11)::text = pg_catalog.current_setting('idgen_portable.xid12_key', true)
+                THEN pg_catalog.current_setting('idgen_portable.xid12_head')
+                ELSE @extschema@.idgen_xid12_head(v) END
+        || pg_catalog.encode(pg_catalog.substr(@extschema@.idgen_xid12_tails(), ((v & 2047) * 3)::integer + 1, 3), 'escape');
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12() FROM PUBLIC;

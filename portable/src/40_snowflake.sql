@@ -26,7 +26,24 @@ BEGIN
 END
 $$;
 
--- Hot path: simple PL/pgSQL expressions only.
+-- gen_snowflake's errors for a time (unix ms) outside the 41 bits after the epoch.
+CREATE FUNCTION @extschema@.idgen_snowflake_range(unix_ms bigint) RETURNS bigint
+    LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    e bigint := current_setting('idgen_portable.sf_epoch')::bigint;
+BEGIN
+    IF unix_ms < e THEN
+        RAISE EXCEPTION 'time % ms since 1970-01-01 is before the snowflake epoch % ms (idgen_config.snowflake_epoch)', unix_ms, e
+            USING ERRCODE = 'datetime_field_overflow';
+    END IF;
+    RAISE EXCEPTION 'time % ms after the snowflake epoch is beyond the 41-bit snowflake range (at most 2199023255551 ms, about 69 years)', unix_ms - e
+        USING ERRCODE = 'datetime_field_overflow';
+END
+$$;
+
+-- Hot path: few PL/pgSQL statements, simple expressions.
 -- The gate to the sequence (15_sequence.sql): SECURITY DEFINER, EXECUTE granted by the owner.
 CREATE FUNCTION @extschema@.gen_snowflake() RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
@@ -34,44 +51,50 @@ CREATE FUNCTION @extschema@.gen_snowflake() RETURNS bigint
 AS $$
 DECLARE
     w bigint := nullif(pg_catalog.current_setting('idgen_portable.sf_worker', true), '')::bigint;
-    e bigint;
     v bigint;
+    locked boolean := false;
     ms bigint;
 BEGIN
     IF w IS NULL THEN
         w := @extschema@.idgen_snowflake_ready();
     END IF;
-    e := pg_catalog.current_setting('idgen_portable.sf_epoch')::bigint;
-    -- nextval() would fail here holding the shared lock, which would stay (re-entrant) until
-    -- the session ends: refuse before taking it.
-    IF pg_catalog.current_setting('transaction_read_only') = 'on' THEN
-        RAISE EXCEPTION 'cannot execute gen_snowflake() in a read-only transaction'
-            USING ERRCODE = 'read_only_sql_transaction';
-    END IF;
-    IF pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
-        v := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
-        IF NOT pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN
+    -- nextval() under the shared lock, tried once; the handler releases it on any error or
+    -- cancel (as in gen_xid12, 20_xid12.sql).
+    BEGIN
+        locked := pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer);
+        v := CASE WHEN locked THEN pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass)
+                  + CASE WHEN pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN 0 END
+                  ELSE @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass) END;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        IF locked AND v IS NULL THEN
+            PERFORM pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer);
+        END IF;
+        IF SQLSTATE = '25006' THEN
+            RAISE EXCEPTION 'cannot execute gen_snowflake() in a read-only transaction'
+                USING ERRCODE = 'read_only_sql_transaction';
+        END IF;
+        RAISE;
+    END;
+    -- Behind the clock: jump; when the lock is busy, go on with v unless it is more than
+    -- 100 ms behind, then wait for the lock (portable/README.md "How far behind the clock").
+    -- No v: the unlock found no lock to release (it cannot, having just taken it).
+    IF v IS NULL OR (v >> 12) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000) THEN
+        IF v IS NULL THEN
             RAISE EXCEPTION 'gen_snowflake lost its advisory lock';
         END IF;
-    ELSE
-        v := @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
-    END IF;
-    ms := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
-    IF (v >> 12) < ms THEN
+        ms := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
         IF @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass, ms << 12) THEN
+            v := @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
+        ELSIF (v >> 12) < ms - 100 THEN
+            PERFORM @extschema@.idgen_sequence_jump_wait('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass, ms << 12);
             v := @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
         END IF;
     END IF;
-    ms := (v >> 12) - e;
-    IF ms < 0 THEN
-        RAISE EXCEPTION 'time % ms since 1970-01-01 is before the snowflake epoch % ms (idgen_config.snowflake_epoch)', v >> 12, e
-            USING ERRCODE = 'datetime_field_overflow';
-    ELSIF ms > 2199023255551 THEN
-        RAISE EXCEPTION 'time % ms after the snowflake epoch is beyond the 41-bit snowflake range (at most 2199023255551 ms, about 69 years)', ms
-            USING ERRCODE = 'datetime_field_overflow';
-    END IF;
-    -- w is the session's cache, which the caller can set: only the worker's 10 bits are used.
-    RETURN (ms << 22) | (w & 4190208) | (v & 4095);
+    -- The time since the epoch, in 41 bits (or idgen_snowflake_range's error); w is the
+    -- session's cache, which the caller can set: only the worker's 10 bits are used.
+    ms := (v >> 12) - pg_catalog.current_setting('idgen_portable.sf_epoch')::bigint;
+    RETURN CASE WHEN ms >= 0 AND ms <= 2199023255551 THEN (ms << 22) | (w & 4190208) | (v & 4095)
+                ELSE @extschema@.idgen_snowflake_range(v >> 12) END;
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_snowflake() FROM PUBLIC;

@@ -374,6 +374,9 @@ PLANTED_FUNCTIONS = [
     ("pg_try_advisory_lock_shared", "integer, integer", "boolean"),
     ("pg_advisory_unlock_shared", "integer, integer", "boolean"),
     ("pg_try_advisory_lock", "integer, integer", "boolean"),
+    ("pg_advisory_lock", "integer, integer", "void"),
+    ("pg_advisory_lock_shared", "integer, integer", "void"),
+    ("pg_advisory_unlock", "integer, integer", "boolean"),
     ("clock_timestamp", "", "timestamptz"),
     ("date_part", "text, timestamptz", "double precision"),
     ("floor", "double precision", "double precision"),
@@ -415,6 +418,8 @@ def security(p, writer_dsn):
         "SELECT last_value FROM idgen.idgen_xid12_seq",
         "SELECT idgen.idgen_sequence_jump('idgen.idgen_xid12_seq', 1)",
         "SELECT idgen.idgen_sequence_wait('idgen.idgen_xid12_seq')",
+        "SELECT idgen.idgen_sequence_jump_wait('idgen.idgen_xid12_seq', 1)",
+        "SELECT idgen.idgen_sequence_next('idgen.idgen_xid12_seq')",
         "UPDATE idgen.rapkey_counter SET last_value = 1",
         "INSERT INTO idgen.rapkey_counter VALUES ('sec', 1)",
         "UPDATE idgen.idgen_config SET worker_id = 1",
@@ -481,6 +486,9 @@ def security(p, writer_dsn):
     for name, args, ret in (
         ("idgen_sequence_jump", "text, bigint", "boolean"),
         ("idgen_sequence_wait", "text", "void"),
+        ("idgen_sequence_jump_wait", "text, bigint", "void"),
+        ("idgen_xid12_head", "numeric", "text"),
+        ("idgen_snowflake_range", "numeric", "bigint"),
         ("idgen_config_get", "varchar", "bigint"),
         ("idgen_b32_lanes", "numeric", "bigint"),
         ("xid12_encode", "numeric, numeric", "idgen.xid12"),
@@ -504,6 +512,9 @@ def security(p, writer_dsn):
     for name, args in (
         ("idgen_sequence_jump", "text, bigint"),
         ("idgen_sequence_wait", "text"),
+        ("idgen_sequence_jump_wait", "text, bigint"),
+        ("idgen_xid12_head", "numeric"),
+        ("idgen_snowflake_range", "numeric"),
         ("idgen_config_get", "varchar"),
         ("idgen_b32_lanes", "numeric"),
         ("xid12_encode", "numeric, numeric"),
@@ -638,6 +649,185 @@ def read_only(p):
     )
     p.execute("SELECT pg_advisory_unlock_all()")
     print(f"read only: {got}; advisory locks left: {held}")
+
+
+LOCK_CLASS = 1885956452  # the advisory locks' first key (15_sequence.sql)
+
+
+def edition_locks(conn, pid):
+    return conn.execute(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND pid = %s",
+        (LOCK_CLASS, pid),
+    ).fetchone()[0]
+
+
+def cancels(p, dsn):
+    """A statement cancelled inside a generator (statement_timeout, a cancel request) leaves no
+    advisory lock of the edition held by its session, wherever the cancel lands: another session
+    can then take the jump's exclusive lock. Before the fast path was guarded, a cancel landing
+    between its lock and unlock kept the shared lock until the session ended."""
+    c = connect(dsn)
+    cpid = c.execute("SELECT pg_backend_pid()").fetchone()[0]
+    rounds = int(os.environ.get("PORTABLE_CANCELS", "60"))
+    got = {}
+    for f in ("gen_xid12", "gen_snowflake"):
+        states = []
+        for i in range(rounds):
+            if i % 4 == 3:  # a cancel request from outside, as pg_cancel_backend sends
+                c.execute("SET statement_timeout = 50")  # should the request come early
+                timer = threading.Timer(0.001 + (i % 7) * 0.0007, c.cancel_safe)
+                timer.start()
+            else:
+                c.execute(f"SET statement_timeout = {1 + i % 5}")
+                timer = None
+            try:
+                # Two small series (a large one is materialized first, and the cancel
+                # would land there): a million calls, cancelled within a few ms.
+                c.execute(
+                    f"SELECT count(idgen.{f}()) FROM generate_series(1, 1000) a, generate_series(1, 1000) b"
+                )
+                states.append("done")
+            except psycopg.Error as e:
+                states.append(e.diag.sqlstate)
+            if timer:
+                timer.join()
+        c.execute("SET statement_timeout = 0")
+        held = edition_locks(p, cpid)
+        seq = "idgen_xid12_seq" if f == "gen_xid12" else "idgen_snowflake_seq"
+        # The owner's session takes the jump's exclusive lock (tried, not waited for): only
+        # possible when no other session holds the key.
+        jumped = p.execute(
+            f"SELECT idgen.idgen_sequence_jump('idgen.{seq}'::regclass, (SELECT last_value FROM idgen.{seq}))"
+        ).fetchone()[0]
+        got[f] = (states.count("57014"), held, jumped)
+        check(
+            states.count("57014") >= rounds * 3 // 4 and held == 0 and jumped,
+            f"{f}: {states.count('57014')} of {rounds} statements cancelled; advisory locks the session"
+            f" holds after them: {held}; another session could jump: {jumped} ({set(states)})",
+        )
+    check(
+        c.execute(
+            "SELECT idgen.gen_snowflake() > 0, idgen.gen_xid12() IS NOT NULL"
+        ).fetchone()
+        == (True, True),
+        "generators after the cancels",
+    )
+    c.close()
+    print(
+        "cancels: "
+        + "; ".join(
+            f"{f}: {n} statements cancelled inside it, locks left {h}, another session jumped: {j}"
+            for f, (n, h, j) in got.items()
+        )
+    )
+
+
+def lag_bound(p, dsn, wdsn):
+    """How far an id's time can lag the clock (portable/README.md "How far behind the clock"): a
+    session holding a generator's key shared (a gate stalled inside its nextval(), or any role)
+    makes the tried jump fail. Snowflake then goes on with the sequence's value until it is more
+    than 100 ms behind and then waits for the lock; xid12 waits as soon as it is behind. Either
+    way every id's time is within the bound of the clock read before the call, and a holder kept
+    past 2 s makes the call fail (55P03) naming it."""
+    h = connect(dsn)
+    w = connect(wdsn)
+    hpid = h.execute("SELECT pg_backend_pid()").fetchone()[0]
+    key = {
+        f: p.execute(f"SELECT 'idgen.{seq}'::regclass::oid::integer").fetchone()[0]
+        for f, seq in (("sf", "idgen_snowflake_seq"), ("x", "idgen_xid12_seq"))
+    }
+    epoch = p.execute("SELECT snowflake_epoch FROM idgen.idgen_config").fetchone()[0]
+
+    def hold(k, seconds):
+        h.execute("SELECT pg_advisory_lock_shared(%s, %s)", (LOCK_CLASS, key[k]))
+        t = threading.Timer(
+            seconds,
+            lambda: h.execute(
+                "SELECT pg_advisory_unlock_shared(%s, %s)", (LOCK_CLASS, key[k])
+            ),
+        )
+        t.start()
+        return t
+
+    def calls(sql, seconds):
+        rows, end = [], time.monotonic() + seconds
+        while time.monotonic() < end:
+            t0 = time.monotonic()
+            try:
+                rows.append(tuple(w.execute(sql).fetchone()) + (time.monotonic() - t0,))
+            except psycopg.Error as e:
+                rows.append(
+                    (
+                        "error",
+                        e.diag.sqlstate,
+                        e.diag.message_detail,
+                        time.monotonic() - t0,
+                    )
+                )
+                break
+        return rows
+
+    # The clock read as the gates read it (date_part's double precision, not extract's numeric,
+    # whose floor can differ by one at a millisecond's start), before the call.
+    sf_sql = "SELECT floor(date_part('epoch', clock_timestamp()) * 1000)::bigint, idgen.gen_snowflake()"
+    # Snowflake, the key held for 0.6 s.
+    t = hold("sf", 0.6)
+    rows = calls(sf_sql, 0.9)
+    t.join()
+    ok = [r for r in rows if r[0] != "error"]
+    lag = max(r[0] - ((r[1] >> 22) + epoch) for r in ok)
+    waited = max(r[2] for r in ok)
+    increasing = all(a[1] < b[1] for a, b in zip(ok, ok[1:]))
+    check(
+        len(ok) == len(rows) and lag <= 100 and waited >= 0.2 and increasing,
+        f"snowflake behind a held key: {len(rows)} calls, {len(rows) - len(ok)} failed, largest lag {lag} ms"
+        f" (bound 100), longest call {waited:.2f} s, increasing: {increasing}",
+    )
+    sf = (lag, waited)
+    # xid12, the key held for 1.3 s: a new second begins while it is held.
+    t = hold("x", 1.3)
+    rows = calls(
+        "WITH g AS (SELECT floor(date_part('epoch', clock_timestamp()))::bigint AS s, idgen.gen_xid12() AS id)"
+        " SELECT s, extract(epoch FROM idgen.xid12_time(id))::bigint, id::text FROM g",
+        1.5,
+    )
+    t.join()
+    ok = [r for r in rows if r[0] != "error"]
+    lag = max(r[0] - r[1] for r in ok)
+    waited = max(r[3] for r in ok)
+    increasing = all(a[2] < b[2] for a, b in zip(ok, ok[1:]))
+    check(
+        len(ok) == len(rows) and lag <= 0 and waited >= 0.2 and increasing,
+        f"xid12 behind a held key: {len(rows)} calls, {len(rows) - len(ok)} failed, largest lag {lag} s"
+        f" (bound 0), longest call {waited:.2f} s, increasing: {increasing}",
+    )
+    x = (lag, waited)
+    # Held past the 2 s wait: the call fails, naming the holder; after the release, ids follow
+    # the clock again.
+    t = hold("sf", 2.6)
+    rows = calls(sf_sql, 4.0)
+    t.join()
+    last = rows[-1]
+    check(
+        last[0] == "error"
+        and last[1] == "55P03"
+        and f"held by backend {hpid}" in (last[2] or "")
+        and 1.5 < last[3] < 3.5,
+        f"snowflake behind a key held 2.6 s: {last}",
+    )
+    after = w.execute(sf_sql).fetchone()
+    check(
+        after[0] - ((after[1] >> 22) + epoch) <= 100,
+        f"snowflake after the release: {after}",
+    )
+    held = edition_locks(p, w.execute("SELECT pg_backend_pid()").fetchone()[0])
+    check(held == 0, f"the waiting session holds {held} advisory locks")
+    h.close()
+    w.close()
+    print(
+        f"lag bound: key held shared: snowflake lag at most {sf[0]} ms (bound 100), a call waited {sf[1]:.2f} s;"
+        f" xid12 lag at most {x[0]} s (bound 0), a call waited {x[1]:.2f} s; held 2.6 s: {last[1]} after {last[-1]:.1f} s"
+    )
 
 
 def concurrency(dsn):
@@ -813,6 +1003,8 @@ def main():
     generators(p, n, dsn)
     backfill(p)
     read_only(p)
+    cancels(p, writer or dsn)
+    lag_bound(p, dsn, writer or dsn)
     if writer:
         security(p, writer)
     else:

@@ -108,15 +108,18 @@ trap 'stop_cluster portable-regress' EXIT
 start_cluster portable-regress "$PORT" plain
 SOCK=$(socket_dir portable-regress)
 # The database as pg_regress makes it (pg_regress.c, create_database); lc_messages needs a superuser.
-# The owner may create roles (as a managed service's database owner may): xid12_generate creates
-# idgen_plain_user, which exists already, made here with what a writer is granted, and given to
-# the owner WITH ADMIN OPTION, so that the owner can SET ROLE to it and drop it on every version
-# (a role the owner created itself it could not SET ROLE to on PostgreSQL 16+).
+# The owner may create roles (as a managed service's database owner may). Two roles the suites
+# create and SET ROLE to exist already, given to the owner WITH ADMIN OPTION, so that the owner
+# can SET ROLE to them and drop them on every version (a role the owner created itself it could
+# not SET ROLE to, on any version here): xid12_generate's idgen_plain_user, made with what a
+# writer is granted, and registry_security's writer regress_sec_w1, with nothing.
 psql_at portable-regress "$PORT" postgres \
     -c "CREATE ROLE $OWNER LOGIN NOSUPERUSER CREATEROLE NOCREATEDB" \
     -c "CREATE ROLE regress_portable_writer NOLOGIN" \
     -c "CREATE ROLE idgen_plain_user IN ROLE regress_portable_writer" \
     -c "GRANT idgen_plain_user TO $OWNER WITH ADMIN OPTION" \
+    -c "CREATE ROLE regress_sec_w1 NOLOGIN" \
+    -c "GRANT regress_sec_w1 TO $OWNER WITH ADMIN OPTION" \
     -c "CREATE DATABASE $DB OWNER $OWNER TEMPLATE template0" \
     -c "ALTER DATABASE $DB SET lc_messages TO 'C'" -c "ALTER DATABASE $DB SET lc_monetary TO 'C'" \
     -c "ALTER DATABASE $DB SET lc_numeric TO 'C'" -c "ALTER DATABASE $DB SET lc_time TO 'C'" \

@@ -13,7 +13,8 @@ import pytest
 
 from servers import connect, fresh_database
 
-# The scale; PG_IDGEN_BACKFILL_ROWS makes a quicker local run.
+# The scale; PG_IDGEN_BACKFILL_ROWS makes a quicker run (scripts/test.sh: 200,000 on the
+# versions before 18, see conftest.py).
 ROWS = int(os.environ.get("PG_IDGEN_BACKFILL_ROWS", "1000000"))
 README = Path(__file__).parents[2] / "README.md"
 

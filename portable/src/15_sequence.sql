@@ -5,17 +5,27 @@
 -- installing role has rights on it. Callers reach it through the generators, which are its
 -- gates: gen_xid12(), gen_xid12(timestamptz) and gen_snowflake() are SECURITY DEFINER, owned by
 -- the installing role, EXECUTE granted by it (never to PUBLIC). A gate takes
--- nextval() while holding a SHARED advisory lock on (1885956452, the sequence's oid), releases
--- it at once (in a block whose handler releases it on any error or cancel, so it never outlives
--- the call), and when the value's time is behind the clock moves the sequence forward with
--- idgen_sequence_jump, which holds the same lock EXCLUSIVELY (tried first: a busy lock means
--- someone else is jumping or taking a value, and the value taken is used as it is, unless it
--- lags the clock by more than the gate's bound: then idgen_sequence_jump_wait waits for it).
+-- nextval() while holding a SHARED advisory lock on (1885956452, the sequence's oid), and when
+-- the value's time is behind the clock moves the sequence forward with idgen_sequence_jump,
+-- which holds the same lock EXCLUSIVELY (tried first: a busy lock means someone else is jumping
+-- or taking a value, and the value taken is used as it is, unless it lags the clock by more
+-- than the gate's bound: then idgen_sequence_jump_wait waits for it).
 -- Under the exclusive lock no nextval() runs, so reading last_value and setval() to a larger
 -- target is atomic: the sequence never moves back, and nextval() never returns a value twice.
 -- What a gate does to the sequence depends on nothing of the session (no setting, no argument):
 -- one nextval(), and a jump whose target is the clock. The session's cache (idgen_portable.*,
 -- which the caller can set) only shapes the id it returns to that caller.
+--
+-- How a lock never outlives its use, errors and cancels included (portable/README.md "What a
+-- crash or a failover can do"): every lock is a TRANSACTION-level advisory lock taken inside a
+-- PL/pgSQL block with a handler, i.e. a subtransaction, and every such block ends by raising
+-- 'IDG00' (caught by its own handler) after its work. PostgreSQL releases the locks a
+-- subtransaction took when it aborts, in its abort processing, whatever ended it: this RAISE,
+-- an error, or a cancel landing anywhere inside (or in the handler, which runs after the
+-- release). No PL/pgSQL statement releases a lock, so there is no window between taking a lock
+-- and recording it to be released. nextval() and setval() are not transactional: the abort
+-- keeps their effect, and the PL/pgSQL variables keep the values assigned in the block.
+-- (A block that returned normally would hand its locks to the calling transaction, to its end.)
 
 -- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
 CREATE FUNCTION @extschema@.idgen_sequence_jump(seq regclass, target bigint) RETURNS boolean
@@ -24,29 +34,22 @@ CREATE FUNCTION @extschema@.idgen_sequence_jump(seq regclass, target bigint) RET
 AS $$
 DECLARE
     last bigint;
-    locked boolean := false;
+    moved boolean := false;
 BEGIN
-    -- The exclusive lock blocks every generator: it must never outlive this call, errors and
-    -- cancels included. So it is taken inside the block whose handler releases it (a
-    -- subtransaction, on this rare path only); PL/pgSQL services a cancel between statements,
-    -- never inside the assignment that takes it.
+    -- The block always ends in an abort, which releases the lock (see the top of this file).
     BEGIN
-        locked := pg_catalog.pg_try_advisory_lock(1885956452, seq::pg_catalog.oid::integer);
-        IF NOT locked THEN
-            RETURN false;
+        IF pg_catalog.pg_try_advisory_xact_lock(1885956452, seq::pg_catalog.oid::integer) THEN
+            EXECUTE pg_catalog.format('SELECT last_value FROM %s', seq) INTO last;
+            IF target > last THEN
+                PERFORM pg_catalog.setval(seq, target, false);
+            END IF;
+            moved := true;
         END IF;
-        EXECUTE pg_catalog.format('SELECT last_value FROM %s', seq) INTO last;
-        IF target > last THEN
-            PERFORM pg_catalog.setval(seq, target, false);
-        END IF;
-        locked := NOT pg_catalog.pg_advisory_unlock(1885956452, seq::pg_catalog.oid::integer);
-    EXCEPTION WHEN OTHERS OR query_canceled THEN
-        IF locked THEN
-            PERFORM pg_catalog.pg_advisory_unlock(1885956452, seq::pg_catalog.oid::integer);
-        END IF;
-        RAISE;
+        RAISE SQLSTATE 'IDG00';
+    EXCEPTION WHEN SQLSTATE 'IDG00' THEN
+        NULL;
     END;
-    RETURN true;
+    RETURN moved;
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_jump(regclass, bigint) FROM PUBLIC;
@@ -58,9 +61,8 @@ COMMENT ON FUNCTION @extschema@.idgen_sequence_jump(regclass, bigint) IS 'moves 
 -- for less; waiting in the lock's queue also holds back new shared takers, so the wait ends
 -- once the holders of the moment are done. But any role can take an advisory lock, so the wait
 -- is bounded (lock_timeout, for this function only) and the sessions that hold it longer are
--- named in the error. As in idgen_sequence_jump, the lock never outlives the call: the
--- statement that takes it also records it (pg_advisory_lock returns void, which IS NOT NULL),
--- so a cancel between two statements finds `locked` true and the handler releases it.
+-- named in the error. As in idgen_sequence_jump, the block always ends in an abort, which
+-- releases the lock.
 -- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
 CREATE FUNCTION @extschema@.idgen_sequence_jump_wait(seq regclass, target bigint) RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
@@ -69,23 +71,18 @@ CREATE FUNCTION @extschema@.idgen_sequence_jump_wait(seq regclass, target bigint
 AS $$
 DECLARE
     last bigint;
-    locked boolean := false;
     holders text;
 BEGIN
     BEGIN
-        locked := pg_catalog.pg_advisory_lock(1885956452, seq::pg_catalog.oid::integer) IS NOT NULL;
+        PERFORM pg_catalog.pg_advisory_xact_lock(1885956452, seq::pg_catalog.oid::integer);
         EXECUTE pg_catalog.format('SELECT last_value FROM %s', seq) INTO last;
         IF target > last THEN
             PERFORM pg_catalog.setval(seq, target, false);
         END IF;
-        locked := NOT pg_catalog.pg_advisory_unlock(1885956452, seq::pg_catalog.oid::integer);
-    EXCEPTION WHEN OTHERS OR query_canceled THEN
-        IF locked THEN
-            PERFORM pg_catalog.pg_advisory_unlock(1885956452, seq::pg_catalog.oid::integer);
-            RAISE;
-        ELSIF SQLSTATE <> '55P03' THEN
-            RAISE;
-        END IF;
+        RAISE SQLSTATE 'IDG00';
+    EXCEPTION WHEN SQLSTATE 'IDG00' THEN
+        RETURN;
+    WHEN lock_not_available THEN
         SELECT pg_catalog.string_agg(DISTINCT l.pid::text, ', ') INTO holders FROM pg_catalog.pg_locks l
          WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_catalog.pg_backend_pid()
            AND l.classid = 1885956452 AND l.objid = seq::pg_catalog.oid AND l.objsubid = 2
@@ -104,11 +101,11 @@ COMMENT ON FUNCTION @extschema@.idgen_sequence_jump_wait(regclass, bigint) IS 'm
 -- for it so (idgen_sequence_jump_wait). Both last microseconds; but any role can take an
 -- advisory lock, so the wait is bounded (lock_timeout, for this function only) and a session
 -- that holds it longer is named in the error instead of blocking every generator for good.
--- Returns true once the lock is held, in the statement that takes it (see
--- idgen_sequence_jump_wait): the caller assigns it, so no statement boundary (where PL/pgSQL
--- services a cancel) lies between taking the lock and recording it.
+-- Takes it at transaction level, so it belongs to the caller's block (idgen_sequence_next),
+-- whose abort releases it; this function's own block (for its handler) commits when the lock
+-- is taken, handing the lock to the caller's.
 -- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
-CREATE FUNCTION @extschema@.idgen_sequence_wait(seq regclass) RETURNS boolean
+CREATE FUNCTION @extschema@.idgen_sequence_wait(seq regclass) RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     SET lock_timeout = 2000
@@ -116,7 +113,7 @@ AS $$
 DECLARE
     holders text;
 BEGIN
-    RETURN pg_catalog.pg_advisory_lock_shared(1885956452, seq::pg_catalog.oid::integer) IS NOT NULL;
+    PERFORM pg_catalog.pg_advisory_xact_lock_shared(1885956452, seq::pg_catalog.oid::integer);
 EXCEPTION WHEN lock_not_available THEN
     -- The exclusive holder; or, when a jump waits in the queue, those it waits for.
     SELECT pg_catalog.string_agg(DISTINCT l.pid::text, ', ') INTO holders FROM pg_catalog.pg_locks l
@@ -132,8 +129,8 @@ $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_wait(regclass) FROM PUBLIC;
 
 -- The slow path of a gate's nextval(): when the shared lock was busy at its first try (someone
--- jumps), and after a jump. It waits for the lock (idgen_sequence_wait), takes nextval() and
--- releases the lock, and releases it on any error or cancel too, as the gates' fast path does
+-- jumps), and after a jump. It waits for the lock (idgen_sequence_wait) and takes nextval();
+-- its block always ends in an abort, which releases the lock, as the gates' fast path does
 -- (portable/README.md "Uniqueness").
 -- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
 CREATE FUNCTION @extschema@.idgen_sequence_next(seq regclass) RETURNS bigint
@@ -142,24 +139,15 @@ CREATE FUNCTION @extschema@.idgen_sequence_next(seq regclass) RETURNS bigint
 AS $$
 DECLARE
     v bigint;
-    locked boolean := false;
 BEGIN
     BEGIN
-        locked := pg_catalog.pg_try_advisory_lock_shared(1885956452, seq::pg_catalog.oid::integer);
-        IF NOT locked THEN
-            locked := @extschema@.idgen_sequence_wait(seq);
+        IF NOT pg_catalog.pg_try_advisory_xact_lock_shared(1885956452, seq::pg_catalog.oid::integer) THEN
+            PERFORM @extschema@.idgen_sequence_wait(seq);
         END IF;
         v := pg_catalog.nextval(seq);
-        locked := NOT pg_catalog.pg_advisory_unlock_shared(1885956452, seq::pg_catalog.oid::integer);
-        IF locked THEN
-            locked := false;
-            RAISE EXCEPTION 'a generator lost its advisory lock on %', seq;
-        END IF;
-    EXCEPTION WHEN OTHERS OR query_canceled THEN
-        IF locked THEN
-            PERFORM pg_catalog.pg_advisory_unlock_shared(1885956452, seq::pg_catalog.oid::integer);
-        END IF;
-        RAISE;
+        RAISE SQLSTATE 'IDG00';
+    EXCEPTION WHEN SQLSTATE 'IDG00' THEN
+        NULL;
     END;
     RETURN v;
 END

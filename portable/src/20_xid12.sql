@@ -261,35 +261,26 @@ CREATE FUNCTION @extschema@.gen_xid12() RETURNS @extschema@.xid12
 AS $$
 DECLARE
     v bigint;
-    locked boolean := false;
     s bigint;
 BEGIN
-    -- nextval() under the shared lock, tried once. The block's handler releases the lock on
-    -- any error or cancel (portable/README.md "Uniqueness"): `locked` is set by the statement
-    -- that takes it, and v by the one that releases it, so between those two statements the
-    -- handler sees locked and no v.
+    -- nextval() under the shared lock, tried once (else idgen_sequence_next waits for it). A
+    -- transaction-level lock in a block that always ends in an abort, which releases it: no
+    -- error or cancel, wherever it lands, leaves it held (15_sequence.sql; portable/README.md
+    -- "What a crash or a failover can do"). v keeps its value through the abort.
     BEGIN
-        locked := pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer);
-        v := CASE WHEN locked THEN pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass)
-                  + CASE WHEN pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN 0 END
+        v := CASE WHEN pg_catalog.pg_try_advisory_xact_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer)
+                  THEN pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass)
                   ELSE @extschema@.idgen_sequence_next('@extschema@.idgen_xid12_seq'::pg_catalog.regclass) END;
-    EXCEPTION WHEN OTHERS OR query_canceled THEN
-        IF locked AND v IS NULL THEN
-            PERFORM pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer);
-        END IF;
-        IF SQLSTATE = '25006' THEN
-            RAISE EXCEPTION 'cannot execute gen_xid12() in a read-only transaction'
-                USING ERRCODE = 'read_only_sql_transaction';
-        END IF;
-        RAISE;
+        RAISE SQLSTATE 'IDG00';
+    EXCEPTION WHEN SQLSTATE 'IDG00' THEN
+        NULL;
+    WHEN read_only_sql_transaction THEN
+        RAISE EXCEPTION 'cannot execute gen_xid12() in a read-only transaction'
+            USING ERRCODE = 'read_only_sql_transaction';
     END;
     -- Behind the clock: jump, waiting for the lock when it is busy, so that an id never carries
-    -- a second before the clock's (portable/README.md "How far behind the clock"). No v: the
-    -- unlock found no lock to release (it cannot, having just taken it).
-    IF v IS NULL OR (v >> 24) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())) THEN
-        IF v IS NULL THEN
-            RAISE EXCEPTION 'gen_xid12 lost its advisory lock';
-        END IF;
+    -- a second before the clock's (portable/README.md "How far behind the clock").
+    IF (v >> 24) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())) THEN
         s := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;
         IF NOT @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24) THEN
             PERFORM @extschema@.idgen_sequence_jump_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24);

@@ -52,36 +52,27 @@ AS $$
 DECLARE
     w bigint := nullif(pg_catalog.current_setting('idgen_portable.sf_worker', true), '')::bigint;
     v bigint;
-    locked boolean := false;
     ms bigint;
 BEGIN
     IF w IS NULL THEN
         w := @extschema@.idgen_snowflake_ready();
     END IF;
-    -- nextval() under the shared lock, tried once; the handler releases it on any error or
-    -- cancel (as in gen_xid12, 20_xid12.sql).
+    -- nextval() under the shared lock, tried once, in a block that always ends in an abort,
+    -- which releases the lock whatever happens (as in gen_xid12, 20_xid12.sql).
     BEGIN
-        locked := pg_catalog.pg_try_advisory_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer);
-        v := CASE WHEN locked THEN pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass)
-                  + CASE WHEN pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer) THEN 0 END
+        v := CASE WHEN pg_catalog.pg_try_advisory_xact_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer)
+                  THEN pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass)
                   ELSE @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass) END;
-    EXCEPTION WHEN OTHERS OR query_canceled THEN
-        IF locked AND v IS NULL THEN
-            PERFORM pg_catalog.pg_advisory_unlock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer);
-        END IF;
-        IF SQLSTATE = '25006' THEN
-            RAISE EXCEPTION 'cannot execute gen_snowflake() in a read-only transaction'
-                USING ERRCODE = 'read_only_sql_transaction';
-        END IF;
-        RAISE;
+        RAISE SQLSTATE 'IDG00';
+    EXCEPTION WHEN SQLSTATE 'IDG00' THEN
+        NULL;
+    WHEN read_only_sql_transaction THEN
+        RAISE EXCEPTION 'cannot execute gen_snowflake() in a read-only transaction'
+            USING ERRCODE = 'read_only_sql_transaction';
     END;
     -- Behind the clock: jump; when the lock is busy, go on with v unless it is more than
     -- 100 ms behind, then wait for the lock (portable/README.md "How far behind the clock").
-    -- No v: the unlock found no lock to release (it cannot, having just taken it).
-    IF v IS NULL OR (v >> 12) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000) THEN
-        IF v IS NULL THEN
-            RAISE EXCEPTION 'gen_snowflake lost its advisory lock';
-        END IF;
+    IF (v >> 12) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000) THEN
         ms := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
         IF @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass, ms << 12) THEN
             v := @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);

@@ -27,26 +27,43 @@ const PAGE: i64 = 7;
 /// The server's own Snowflake worker id (`idgen_config`): reserved by the registry, never granted.
 const SERVER_WORKER: u16 = 5;
 
-/// The plain script's text as psql -v schema=idgen would send it: its psql lines dropped.
-fn portable_script() -> String {
+/// Installs the plain script as the README says, with psql (`-v schema=idgen`), as the owner:
+/// it is a psql script (`\if`, `\gset`), not SQL a driver can send. psql from PG_IDGEN_BINDIR
+/// when set, else the first on PATH (scripts/test.sh puts the server's bin directory first).
+fn install_portable(host: &str, port: u16) {
     let dist = concat!(env!("CARGO_MANIFEST_DIR"), "/../../portable/dist");
     let mut names: Vec<String> = std::fs::read_dir(dist)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.starts_with("pg_idgen_portable--"))
+        .filter(|n| n.starts_with("pg_idgen_portable--") && n.matches("--").count() == 1)
         .collect();
     names.sort();
-    let name = names.pop().expect("a portable script in portable/dist");
-    let text = std::fs::read_to_string(format!("{dist}/{name}")).unwrap();
-    let sql: String = text
-        .lines()
-        .filter(|l| !l.starts_with('\\'))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    assert_eq!(sql.matches(":'schema'").count(), 1);
-    assert_eq!(sql.matches(":\"schema\"").count(), 1);
-    sql.replace(":'schema'", "'idgen'")
-        .replace(":\"schema\"", "\"idgen\"")
+    let name = names
+        .pop()
+        .expect("a portable install script in portable/dist");
+    let psql = std::env::var("PG_IDGEN_BINDIR")
+        .map(|bin| format!("{bin}/psql"))
+        .unwrap_or_else(|_| "psql".to_string());
+    let out = std::process::Command::new(psql)
+        .args([
+            "-X",
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-v",
+            "schema=idgen",
+            "-h",
+            host,
+        ])
+        .args(["-p", &port.to_string(), "-U", OWNER, "-d", DB, "-f"])
+        .arg(format!("{dist}/{name}"))
+        .output()
+        .expect("psql runs");
+    assert!(
+        out.status.success(),
+        "psql -f {name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn connect_as(host: &str, port: u16, user: &str) -> postgres::Client {
@@ -74,8 +91,8 @@ fn make_portable(host: &str, port: u16) {
     admin
         .batch_execute(&format!("CREATE DATABASE {DB} OWNER {OWNER}"))
         .unwrap();
+    install_portable(host, port);
     let mut owner = connect_as(host, port, OWNER);
-    owner.batch_execute(&portable_script()).unwrap();
     owner
         .batch_execute(&format!(
             "GRANT USAGE ON SCHEMA idgen TO {WRITER};

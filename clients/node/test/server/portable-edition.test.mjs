@@ -7,7 +7,9 @@
 // database and nothing else (its psql variable, schema, substituted), and the writer grants of
 // portable/README.md (the registry's included: the writer admitted to pool app).
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import postgres from 'postgres';
@@ -23,16 +25,18 @@ const ROWS = 40;
 const PAGE = 7;
 const DIST = new URL('../../../../portable/dist/', import.meta.url);
 
-/** The plain script's text with its psql lines dropped and `schema` put in: what psql -v schema= would send. */
-function portableScript(schema) {
-  const name = readdirSync(DIST).filter((f) => f.startsWith('pg_idgen_portable--')).sort().pop();
-  assert.ok(name, 'no portable script in portable/dist');
-  const text = readFileSync(new URL(name, DIST), 'utf8');
-  const lines = text.split('\n').filter((l) => !l.startsWith('\\'));
-  const sql = lines.join('\n');
-  assert.equal(sql.split(":'schema'").length, 2, "the script uses :'schema' once");
-  assert.equal(sql.split(':"schema"').length, 2, 'the script uses :"schema" once');
-  return sql.replace(":'schema'", `'${schema}'`).replace(':"schema"', `"${schema}"`);
+/**
+ * Installs the plain script as the README says, with psql (-v schema=...), as the owner: the
+ * script is a psql script (\if, \gset), not SQL a driver can send. psql from PG_IDGEN_BINDIR
+ * when set, else the first on PATH (scripts/test.sh puts the server's bin directory first).
+ */
+function installPortable(schema) {
+  const name = readdirSync(DIST).filter((f) => /^pg_idgen_portable--\d+\.\d+\.\d+\.sql$/.test(f)).sort().pop();
+  assert.ok(name, 'no portable install script in portable/dist');
+  const psql = process.env.PG_IDGEN_BINDIR ? `${process.env.PG_IDGEN_BINDIR}/psql` : 'psql';
+  const { host, port } = config(DB);
+  execFileSync(psql, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-v', `schema=${schema}`, '-h', host, '-p', String(port),
+    '-U', OWNER, '-d', DB, '-f', fileURLToPath(new URL(name, DIST))], { stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
 async function withClient(cfg, fn) {
@@ -53,8 +57,8 @@ async function makePortable() {
     await admin.query(`CREATE ROLE ${WRITER} LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB`);
     await admin.query(`CREATE DATABASE ${DB} OWNER ${OWNER}`);
   });
+  installPortable('idgen');
   await withClient({ ...config(DB), user: OWNER }, async (owner) => {
-    await owner.query(portableScript('idgen'));
     await owner.query(`
       GRANT USAGE ON SCHEMA idgen TO ${WRITER};
       GRANT SELECT ON idgen.idgen_config TO ${WRITER};

@@ -14,7 +14,8 @@ BINDIR=""
 
 # Every cluster's port, in one place. Clusters listen only on their own socket directory,
 # but two servers of one run can be up at once (and pg_upgrade starts two), so each name has
-# its own. PG_IDGEN_TEST_PORT moves the block of test clusters (default 54398 .. 54392).
+# its own. PG_IDGEN_TEST_PORT moves the block of test clusters (default 54398 .. 54378);
+# scripts/test.sh runs versions side by side in blocks 25 apart (its LANE_PORT_STEP).
 TEST_PORT=${PG_IDGEN_TEST_PORT:-54398}
 declare -A PORTS=(
     [demo]=${PG_IDGEN_DEMO_PORT:-54399}
@@ -37,6 +38,7 @@ declare -A PORTS=(
     [portable-tle]=$((TEST_PORT - 17)) # tests/portable/run_tle.sh: the same as a pg_tle extension
     [portable-upgrade]=$((TEST_PORT - 18)) # tests/portable/upgrade.sh: the portable upgrade path
     [portable-regress]=$((TEST_PORT - 19)) # tests/portable/regress.sh: the native suites against it
+    [portable-readme]=$((TEST_PORT - 20)) # tests/portable/readme_block.sh, when test.sh runs it
     [upgrade-old]=$TEST_PORT
     [upgrade-new]=$TEST_PORT
     [pg_upgrade-new]=$((TEST_PORT - 1)) # the port pg_upgrade gives the new server while it runs
@@ -191,13 +193,28 @@ use_pg_config() {
     PG_REGRESS=$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress
     HAS_ICU=no
     "$PG_CONFIG" --configure | grep -q "'--with-icu'" && HAS_ICU=yes
+    register_pg_config
+}
+
+# cargo-pgrx's config names one pg_config for each major version: cargo pgrx test installs
+# into it (so it must be a private build, never the system's) and cargo clippy's bindings come
+# from it. A private build is registered over the system's; the system's only when the major
+# has none yet (a clean checkout's clippy of 15), never over a private build: pgrx-pg-sys's
+# build script watches the file, and each rewrite makes every version's bindings and
+# everything built on them compile again (about 50 s a version and profile). The rewrite is
+# under a lock: test.sh's versions may run side by side.
+register_pg_config() {
     mkdir -p "$PGRX_HOME"
-    local config=$PGRX_HOME/config.toml
-    [ -f "$config" ] || printf '[configs]\n' >"$config"
-    if ! grep -qxF "pg$PG_MAJOR = \"$PG_CONFIG\"" "$config"; then
+    local config=$PGRX_HOME/config.toml line="pg$PG_MAJOR = \"$PG_CONFIG\""
+    grep -qxF "$line" "$config" 2>/dev/null && return
+    (
+        flock 8
+        [ -f "$config" ] || printf '[configs]\n' >"$config"
+        grep -qxF "$line" "$config" && exit 0
+        if system_postgres && grep -q "^pg$PG_MAJOR = " "$config"; then exit 0; fi
         sed -i "/^pg$PG_MAJOR = /d" "$config"
-        echo "pg$PG_MAJOR = \"$PG_CONFIG\"" >>"$config"
-    fi
+        echo "$line" >>"$config"
+    ) 8>"$PGRX_HOME/config.lock"
 }
 
 ensure_venv() {
@@ -240,6 +257,18 @@ system_postgres() { case "$PG_CONFIG" in "$PG_BUILDS"/*) return 1 ;; esac; }
 # absolute paths.
 stage_dir() { echo "$ROOT/target/stage/pg$PG_MAJOR-$1"; }
 
+# The debug builds (cargo clippy, cargo pgrx test and the library its tests install, and
+# build_extension debug) share their compiled dependencies only when built with the same flags.
+# cargo-pgrx adds -Wl,--no-gc-sections to the library's link (its schema section must survive
+# the linker's garbage collection on some targets), which changes the flags of every crate:
+# each version's debug dependencies then compiled twice, and each run compiled them again.
+# On x86_64 Linux the section survives without it (the install scripts come out the same), and
+# a library without it would fail loudly ("no embedded pgrx schema section found"). Elsewhere,
+# and for release builds (what users get), cargo-pgrx's default stays.
+export_debug_build_flags() {
+    [ "$(uname -sm)" != "Linux x86_64" ] || export CARGO_PGRX_DISABLE_GC_SECTIONS_WORKAROUND=1
+}
+
 # build_extension PROFILE ("release" or "debug"): builds into stage_dir PROFILE the library, the
 # control file, the current install script, the upgrade scripts and the frozen install scripts.
 build_extension() {
@@ -248,7 +277,8 @@ build_extension() {
     [ "$profile" = release ] || flags="--debug"
     say "building pg_idgen ($profile) for PostgreSQL $PG_MAJOR"
     rm -rf "$stage.tmp"
-    (cd "$ROOT" && cargo pgrx package --pg-config "$PG_CONFIG" $flags --out-dir "$stage.tmp") ||
+    (cd "$ROOT" && { [ "$profile" = release ] || export_debug_build_flags; } &&
+        cargo pgrx package --pg-config "$PG_CONFIG" $flags --out-dir "$stage.tmp") ||
         die "the build failed; nothing was installed"
     install_released_scripts "$stage.tmp$("$PG_CONFIG" --sharedir)/extension"
     rm -rf "$stage"

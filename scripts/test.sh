@@ -11,7 +11,27 @@
 # sorts beyond memory), scripts/failover.sh (Snowflake across a promotion, the registry after
 # lost grants and restores), the Citus suite (scripts/test_citus.sh), the pgjdbc and Go recipes
 # (scripts/test_recipes.sh), the benchmark suite's --quick smoke test and the PGXN zip. Exits
-# non-zero on any failure. .ci/run runs --fast first, then this.
+# non-zero on any failure, after a table of the seconds each suite took on each version.
+# .ci/run runs --fast first, then this.
+#
+# What runs where, and why:
+#   every version  clippy, the in-database tests, the regression and isolation suites, the
+#                  package, tests/client, the portable edition: they test what the server
+#                  version can change (catalog, planner, locks, COPY, protocol, restarts).
+#                  tests/client runs at full scale on 18 and at a reduced one on 14 .. 17 (the
+#                  same tests, fewer rows and round trips: tests/client/conftest.py says which
+#                  and why; PG_IDGEN_CLIENT_SCALE=full gives the full scale everywhere).
+#   18 only        the clients' own suites (Python, Rust, TypeScript, their ORMs and
+#                  frameworks: they test the clients, not the server), reliability, failover,
+#                  Citus, the recipes, the benchmarks' smoke test, the PGXN zip, make
+#                  installcheck; 15 -> 18 pg_upgrade and dump; the .deb installed with apt on 15.
+# The versions run side by side, PG_IDGEN_LANES at a time (default 2; 1: one after another),
+# each in a process of its own with its own block of ports (PG_IDGEN_TEST_PORT, then 25 lower
+# for each further lane) and cluster directory ($PG_IDGEN_CLUSTERS/laneN), its output in
+# target/test-logs/pgN.log; the run's output shows each lane's steps as they start, marked
+# with the version, and the whole log of a lane that fails. Builds wait for each other
+# (cargo's lock); the tests of one version overlap the build of another. The suites run
+# once run after every version's, one at a time.
 #
 #   bash scripts/test.sh                    # PostgreSQL 14, 15, 16, 17 and 18
 #   bash scripts/test.sh 17 18              # only those versions
@@ -35,10 +55,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 VERSIONS=()
 ONLY=""
 FAST=no
+LANE="" # --lane VERSION: one version's suites in a lane of a run (run_lanes below), nothing else
 while [ $# -gt 0 ]; do
     case $1 in
         --only) ONLY=${2:?--only needs a suite}; shift 2 ;;
         --fast) FAST=yes; shift ;;
+        --lane) LANE=${2:?}; VERSIONS=("$2"); shift 2 ;;
         *) VERSIONS+=("$1"); shift ;;
     esac
 done
@@ -142,35 +164,72 @@ esac
 CLIENTS_ON=""
 # clients_here: whether this version runs the clients' own suites.
 clients_here() { [ "$PG_MAJOR" = "$CLIENTS_ON" ]; }
-# The client-side tests to run: the directories, or the one file asked for.
+# client_tests DIR: the tests of DIR (tests/client, or the Python client's tests, whose
+# tests/server has the files --only names) to run: the directory, the file asked for, or none.
 client_tests() {
-    if [ -z "$ONLY" ]; then
-        echo "$ROOT/tests/client"
-        if clients_here; then echo "$ROOT/clients/python/tests"; fi # tests/server inside
-        return
-    fi
+    if [ -z "$ONLY" ]; then echo "$1"; return; fi
     local d
-    for d in "${CLIENT_DIRS[@]}"; do [ -f "$d/${ONLY##*/}" ] && echo "$d/${ONLY##*/}"; done
+    for d in "$1" "$1/server"; do [ ! -f "$d/${ONLY##*/}" ] || echo "$d/${ONLY##*/}"; done
 }
+
+# Seconds per suite and version: lap SUITE [VERSION] charges SUITE with the time since the
+# version's previous lap (or its start, LAP=$SECONDS); the table at the end adds up the lines
+# "VERSION SUITE SECONDS" of $PG_IDGEN_TIMINGS, which each lane appends to too.
+lap() {
+    echo "${2:-$PG_MAJOR} $1 $((SECONDS - LAP))" >>"$PG_IDGEN_TIMINGS"
+    LAP=$SECONDS
+}
+# The table: a row per suite, a column per version (and "once" for the suites run once).
+print_timings() {
+    awk '{ if (!($1 in seen_v)) { seen_v[$1] = 1; vs[++nv] = $1 }
+           if (!($2 in seen_s)) { seen_s[$2] = 1; ss[++ns] = $2 }
+           t[$2, $1] += $3; total[$1] += $3 }
+         END { printf "  %-16s", "seconds"; for (i = 1; i <= nv; i++) printf " %7s", vs[i]; print ""
+               for (j = 1; j <= ns; j++) { printf "  %-16s", ss[j]
+                   for (i = 1; i <= nv; i++) printf " %7s", ((ss[j], vs[i]) in t) ? t[ss[j], vs[i]] : "-"; print "" }
+               printf "  %-16s", "total"; for (i = 1; i <= nv; i++) printf " %7s", total[vs[i]]; print "" }' \
+        "$PG_IDGEN_TIMINGS"
+}
+# The portable edition's scripts take their ports and cluster directory from the run's block
+# (a lane's, when the versions run side by side).
+export PG_IDGEN_CLUSTERS=$CLUSTERS PORTABLE_PORT=${PORTS[portable]} PORTABLE_TLE_PORT=${PORTS[portable-tle]} \
+    PORTABLE_UPGRADE_PORT=${PORTS[portable-upgrade]} PORTABLE_REGRESS_PORT=${PORTS[portable-regress]} \
+    PORTABLE_README_PORT=${PORTS[portable-readme]}
 
 CLIENTS_ON=${VERSIONS[-1]}
 for v in "${VERSIONS[@]}"; do [ "$v" != 18 ] || CLIENTS_ON=18; done
-ensure_deps --for-tests
-ensure_venv
-for v in "${VERSIONS[@]}"; do fetch_postgres "$v"; use_postgres "$v"; done # fetch every build first: fail early
+LOG_DIR=$ROOT/target/test-logs
+# The steps before the versions': the run's, not a lane's (a lane is told which version runs
+# the clients' suites, and adds its timings to the run's file).
+run_first() {
+    mkdir -p "$LOG_DIR"
+    export PG_IDGEN_TIMINGS=$LOG_DIR/timings
+    : >"$PG_IDGEN_TIMINGS"
+    ensure_deps --for-tests
+    ensure_venv
+    # Fetch every build first (fail early), and register each private build with cargo-pgrx
+    # now, before anything compiles (lib.sh register_pg_config: a later rewrite recompiles).
+    for v in "${VERSIONS[@]}"; do fetch_postgres "$v"; use_private_postgres "$v"; use_postgres "$v"; done
 
-if wants lint; then
-    say "cargo fmt --check, clippy of the pure core, the upgrade script's copies of sql/*.sql, the map in docs/DEVELOPMENT.md"
-    (cd "$ROOT" && cargo fmt --all --check && cargo clippy -p idgen-core --all-targets -- -D warnings)
-    static_checks
-fi
-if wants packaging; then
-    bash "$ROOT/scripts/test_packaging.sh" release-check
-fi
-if wants core; then
-    say "unit and property tests (idgen-core)"
-    (cd "$ROOT" && cargo test -p idgen-core)
-fi
+    # .ci/run: the fast tier has just run these (and more) on this tree.
+    if [ -n "${PG_IDGEN_FAST_PASSED:-}" ] && [ -z "$ONLY" ]; then
+        say "fmt, the core's clippy and tests, the tree and release checks: passed in the fast tier (PG_IDGEN_FAST_PASSED)"
+        return
+    fi
+    if wants lint; then
+        say "cargo fmt --check, clippy of the pure core, the upgrade script's copies of sql/*.sql, the map in docs/DEVELOPMENT.md"
+        (cd "$ROOT" && cargo fmt --all --check && cargo clippy -p idgen-core --all-targets -- -D warnings)
+        static_checks
+    fi
+    if wants packaging; then
+        bash "$ROOT/scripts/test_packaging.sh" release-check
+    fi
+    if wants core; then
+        say "unit and property tests (idgen-core)"
+        (cd "$ROOT" && cargo test -p idgen-core)
+    fi
+}
+if [ -n "$LANE" ]; then CLIENTS_ON=${PG_IDGEN_CLIENTS_ON:?}; else run_first; fi
 
 run_regress() { # CLUSTER PORT NAME TEST...
     local cluster=$1 port=$2 out=$ROOT/target/regress-$3-pg$PG_MAJOR
@@ -247,9 +306,11 @@ test_packaging() {
 
 test_version() {
     use_postgres "$1"
+    LAP=$SECONDS
     if wants lint; then
         say "PostgreSQL $PG_MAJOR: cargo clippy -D warnings (feature pg$PG_MAJOR)"
         (cd "$ROOT" && cargo clippy --no-default-features --features "pg$PG_MAJOR" --all-targets -- -D warnings)
+        lap clippy
     fi
 
     if wants in-database; then
@@ -259,8 +320,10 @@ test_version() {
         use_private_postgres "$1"
         $SUDO mkdir -p "$CLUSTERS/pgrx-test-$PG_MAJOR"
         $SUDO chown postgres:postgres "$CLUSTERS/pgrx-test-$PG_MAJOR"
-        (cd "$ROOT" && cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$CLUSTERS/pgrx-test-$PG_MAJOR")
+        (cd "$ROOT" && export_debug_build_flags &&
+            cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$CLUSTERS/pgrx-test-$PG_MAJOR")
         use_postgres "$1"
+        lap in-database
     fi
 
     wants_regress || wants isolation || wants_client || wants rust-client || wants packaging || wants node || wants portable || return 0
@@ -273,7 +336,8 @@ test_version() {
     else
         install_extension release
     fi
-    if wants packaging; then test_packaging "$PG_MAJOR"; fi
+    lap build
+    if wants packaging; then test_packaging "$PG_MAJOR"; lap packaging; fi
 
     start_cluster test "$PORT" preload
     local preloaded
@@ -283,9 +347,11 @@ test_version() {
         # shellcheck disable=SC2086
         run_regress test "$PORT" preloaded $preloaded
     fi
+    lap regress
     if wants isolation; then
         say "PostgreSQL $PG_MAJOR: isolation tests (${ISOLATION_SPECS//$'\n'/, })"
         run_isolation test "$PORT"
+        lap isolation
     fi
 
     start_cluster test-plain "$PLAIN_PORT" plain
@@ -296,24 +362,35 @@ test_version() {
         # shellcheck disable=SC2086
         run_regress test-plain "$PLAIN_PORT" plain $plain
     fi
+    lap regress
 
-    if wants_client; then
-        say "PostgreSQL $PG_MAJOR: client-side tests"
-        # shellcheck disable=SC2046
-        PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT PG_IDGEN_RESTART_PORT=${PORTS[snowflake-restart]} PG_IDGEN_LINKCUT_PORT=${PORTS[link-cut]} \
-        PG_IDGEN_PLAIN_HOST=$(socket_dir test-plain) PG_IDGEN_PLAIN_PORT=$PLAIN_PORT PG_IDGEN_BINDIR=$BINDIR \
-            "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider $(client_tests)
+    local tests scale
+    mapfile -t tests < <(client_tests "$ROOT/tests/client")
+    if wants_client && [ ${#tests[@]} -gt 0 ]; then
+        # Full scale where the clients' suites run, reduced elsewhere (tests/client/conftest.py).
+        scale=${PG_IDGEN_CLIENT_SCALE:-$(clients_here && echo full || echo reduced)}
+        say "PostgreSQL $PG_MAJOR: client-side tests (tests/client, $scale scale)"
+        PG_IDGEN_CLIENT_SCALE=$scale run_pytest "${tests[@]}"
+        lap tests/client
+    fi
+    mapfile -t tests < <(client_tests "$ROOT/clients/python/tests")
+    if wants_client && [ ${#tests[@]} -gt 0 ] && { clients_here || [ -n "$ONLY" ]; }; then
+        say "PostgreSQL $PG_MAJOR: the Python client's tests (clients/python/tests)"
+        run_pytest "${tests[@]}"
+        lap python-client
     fi
 
     if wants rust-client && { clients_here || [ -n "$ONLY" ]; }; then
         say "PostgreSQL $PG_MAJOR: Rust client crate (clients/rust), postgres and sqlx in binary mode"
         (cd "$ROOT" && PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT \
             cargo test -q -p pg-idgen-client --all-features -- --include-ignored)
+        lap rust-client
     fi
 
     if wants node && { clients_here || [ -n "$ONLY" ]; }; then
         say "PostgreSQL $PG_MAJOR: TypeScript client (clients/node)"
         PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT bash "$ROOT/scripts/test_node.sh"
+        lap node
     fi
 
     stop_cluster test
@@ -325,11 +402,21 @@ test_version() {
         # this PostgreSQL has it.
         say "PostgreSQL $PG_MAJOR: the portable SQL edition (tests/portable/run.sh)"
         bash "$ROOT/tests/portable/run.sh" "$PG_MAJOR"
+        lap portable
         say "PostgreSQL $PG_MAJOR: the portable edition as a pg_tle extension (tests/portable/run_tle.sh)"
         bash "$ROOT/tests/portable/run_tle.sh" "$PG_MAJOR"
+        lap portable-tle
         say "PostgreSQL $PG_MAJOR: the README's managed-service block (tests/portable/readme_block.sh)"
         bash "$ROOT/tests/portable/readme_block.sh" "$PG_MAJOR"
+        lap portable-readme
     fi
+}
+
+# run_pytest FILE_OR_DIR...: pytest against this version's clusters.
+run_pytest() {
+    PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT PG_IDGEN_RESTART_PORT=${PORTS[snowflake-restart]} \
+        PG_IDGEN_LINKCUT_PORT=${PORTS[link-cut]} PG_IDGEN_PLAIN_HOST=$(socket_dir test-plain) \
+        PG_IDGEN_PLAIN_PORT=$PLAIN_PORT PG_IDGEN_BINDIR=$BINDIR "$ROOT/.venv/bin/pytest" -q -p no:cacheprovider "$@"
 }
 
 # test_cross_major OLD NEW: pg_upgrade of a cluster holding xid12, rapkey and Snowflake data
@@ -381,68 +468,119 @@ test_cross_major() {
     fi
 }
 
-timings=""
-for v in "${VERSIONS[@]}"; do
-    started=$SECONDS
-    test_version "$v"
-    timings="$timings  PostgreSQL $v: $((SECONDS - started)) s"$'\n'
-done
+if [ -n "$LANE" ]; then
+    # The lane's output goes to its log; its steps' headings also to the run's output (FD 3),
+    # marked with the version and the lane's seconds so far.
+    say() {
+        printf '\n== %s\n' "$*"
+        { printf '  [PostgreSQL %s, %4d s] %s\n' "$LANE" "$SECONDS" "$*" >&3; } 2>/dev/null || true
+    }
+    test_version "$LANE"
+    exit 0
+fi
+
+# Lane K's block of ports starts 25 below lane K-1's (scripts/lib.sh PORTS spans TEST_PORT - 20
+# .. TEST_PORT), its clusters in a directory of its own; lane 0 is the run's own.
+LANE_PORT_STEP=25
+lane_port() { echo $((TEST_PORT - LANE_PORT_STEP * $1)); }
+lane_clusters() { if [ "$1" = 0 ]; then echo "$CLUSTERS"; else echo "$CLUSTERS/lane$1"; fi; }
+lane_log() { echo "$LOG_DIR/pg$1.log"; }
+# run_lanes VERSION...: test_version of each version in a process of its own (test.sh --lane),
+# LANES at a time, in the order given, each taking the lane the last finished one left. A
+# version that fails does not stop the others; the run fails once they are done.
+run_lanes() {
+    local queue=("$@") free=() k v pid status failed=""
+    local -A lane_of=() version_of=() since=()
+    for ((k = 0; k < LANES; k++)); do free+=("$k"); done
+    while [ ${#queue[@]} -gt 0 ] || [ ${#version_of[@]} -gt 0 ]; do
+        while [ ${#queue[@]} -gt 0 ] && [ ${#free[@]} -gt 0 ]; do
+            v=${queue[0]} k=${free[0]}
+            queue=("${queue[@]:1}") free=("${free[@]:1}")
+            say "PostgreSQL $v: started in lane $k (ports from $(lane_port "$k") down, clusters in $(lane_clusters "$k"), log $(lane_log "$v"))"
+            PG_IDGEN_TEST_PORT=$(lane_port "$k") PG_IDGEN_CLUSTERS=$(lane_clusters "$k") PG_IDGEN_CLIENTS_ON=$CLIENTS_ON \
+                bash "$ROOT/scripts/test.sh" --lane "$v" ${ONLY:+--only "$ONLY"} 3>&1 >"$(lane_log "$v")" 2>&1 &
+            lane_of[$!]=$k version_of[$!]=$v since[$!]=$SECONDS
+        done
+        status=0
+        wait -n -p pid || status=$?
+        v=${version_of[$pid]} k=${lane_of[$pid]}
+        free+=("$k")
+        if [ "$status" = 0 ]; then
+            say "PostgreSQL $v: passed in lane $k in $((SECONDS - since[$pid])) s (its log: $(lane_log "$v"))"
+        else
+            say "PostgreSQL $v: FAILED in lane $k (exit status $status); its log, $(lane_log "$v"):"
+            cat "$(lane_log "$v")"
+            say "PostgreSQL $v: FAILED (the log above)"
+            failed="$failed $v"
+        fi
+        unset "version_of[$pid]" "lane_of[$pid]" "since[$pid]"
+    done
+    [ -z "$failed" ] || die "failed on PostgreSQL$failed (logs in $LOG_DIR)"
+}
+
+LANES=${PG_IDGEN_LANES:-2}
+[[ $LANES =~ ^[1-9]$ ]] || die "PG_IDGEN_LANES=$LANES: 1 to 9"
+started=$SECONDS
+if [ "$LANES" -gt 1 ] && [ ${#VERSIONS[@]} -gt 1 ]; then
+    # The version with the clients' suites, the longest, first; then the others as given.
+    order=("$CLIENTS_ON")
+    for v in "${VERSIONS[@]}"; do [ "$v" = "$CLIENTS_ON" ] || order+=("$v"); done
+    run_lanes "${order[@]}"
+else
+    for v in "${VERSIONS[@]}"; do test_version "$v"; done
+fi
+versions_took=$((SECONDS - started))
 # A whole run has installed the extension already: the scripts it calls need not build it again.
 INSTALLED=()
 [ -n "$ONLY" ] || INSTALLED=(--installed)
 testing() { case " ${VERSIONS[*]} " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+LAP=$SECONDS
 if testing 15 && testing 18 && wants cross-major; then
-    started=$SECONDS
     test_cross_major 15 18
-    timings="$timings  PostgreSQL 15 -> 18 (pg_upgrade, dump and restore): $((SECONDS - started)) s"$'\n'
+    lap cross-major once
 fi
 # Replication, crash recovery and sorts beyond memory, on one version: they test the
 # extension's behaviour with the server's machinery, which the older versions share.
 if testing 18 && { wants reliability || [[ $ONLY == reliability:* ]]; }; then
-    started=$SECONDS
     if [[ $ONLY == reliability:* ]]; then
         bash "$ROOT/scripts/reliability.sh" 18 "${ONLY#reliability:}"
     else
         bash "$ROOT/scripts/reliability.sh" "${INSTALLED[@]}" 18
     fi
-    timings="$timings  PostgreSQL 18 reliability (scripts/reliability.sh): $((SECONDS - started)) s"$'\n'
+    lap reliability once
 fi
 # The Snowflake generator across a failover to a standby whose clock is behind, and the writer
 # registry after grants lost in a failover and after restores (issue 26).
 if testing 18 && wants failover; then
-    started=$SECONDS
     bash "$ROOT/scripts/failover.sh" "${INSTALLED[@]}" 18
-    timings="$timings  PostgreSQL 18 failover (scripts/failover.sh): $((SECONDS - started)) s"$'\n'
+    lap failover once
 fi
 if testing 18 && wants citus; then
     # pg_idgen on a three-node Citus cluster; Citus is built once and cached (scripts/citus.sh).
-    started=$SECONDS
     bash "$ROOT/scripts/test_citus.sh" "${INSTALLED[@]}" 18
-    timings="$timings  PostgreSQL 18 Citus suite (scripts/test_citus.sh): $((SECONDS - started)) s"$'\n'
+    lap citus once
 fi
 if testing 18 && wants recipes; then
     # The pgjdbc and Go recipes of the README: about drivers, so on one version.
-    started=$SECONDS
     bash "$ROOT/scripts/test_recipes.sh" "${INSTALLED[@]}" 18
-    timings="$timings  PostgreSQL 18 client recipes (scripts/test_recipes.sh): $((SECONDS - started)) s"$'\n'
+    lap recipes once
 fi
 if testing 18 && wants bench; then
     # The benchmark suite at its smoke-test scale (release build, no timing assertions): it
     # must keep running as the code changes.
-    started=$SECONDS
     bash "$ROOT/scripts/bench.sh" 18 --quick
     # The registry's benchmark too (round trips, concurrency, the app pool's renewals at 768
     # writers): its grants must keep to the pools' leases.
     bash "$ROOT/scripts/bench.sh" 18 registry --quick
     # The portable edition against the native one and the built-ins, on a cluster of its own.
     "$ROOT/.venv/bin/python" "$ROOT/bench/portable.py" --cluster 18 --quick
-    timings="$timings  PostgreSQL 18 benchmark smoke tests (scripts/bench.sh 18 --quick, and registry --quick): $((SECONDS - started)) s"$'\n'
+    lap bench once
 fi
 if testing 18 && wants packaging; then
     # The PGXN zip installs with make install from a clean unpack (a release build, as bench's).
-    started=$SECONDS
     bash "$ROOT/scripts/test_packaging.sh" pgxn 18
-    timings="$timings  PostgreSQL 18 PGXN distribution (scripts/test_packaging.sh pgxn 18): $((SECONDS - started)) s"$'\n'
+    lap pgxn once
 fi
-say "all tests passed${ONLY:+ (--only $ONLY)}; wall time per version (build included)"
-printf '%s' "$timings"
+say "all tests passed${ONLY:+ (--only $ONLY)}; seconds per suite and version (each version's build in clippy, in-database and build)"
+print_timings
+echo "  the versions took $versions_took s of wall time ($LANES at a time); the whole run $SECONDS s"

@@ -127,7 +127,10 @@ psql_at portable-regress "$PORT" postgres \
 as_owner() { "$BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U "$OWNER" -d "$DB" "$@"; }
 
 say "install into schema public as $OWNER"
-as_owner -c "ALTER SCHEMA public OWNER TO $OWNER" -c "REVOKE CREATE ON SCHEMA public FROM PUBLIC"
+# Schema public is pg_database_owner's from PostgreSQL 15 (the owner could take it itself), the
+# bootstrap superuser's on 14: the superuser gives it to the owner on every version.
+psql_at portable-regress "$PORT" "$DB" -c "ALTER SCHEMA public OWNER TO $OWNER"
+as_owner -c "REVOKE CREATE ON SCHEMA public FROM PUBLIC"
 as_owner -v schema=public -f "$SCRIPT"
 # What the portable README has the owner grant a writer; a machine id of its own (0x123456), or
 # it would be derived from the cluster's identity and start time, different in every run.

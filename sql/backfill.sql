@@ -33,7 +33,13 @@ ALTER TABLE idgen_backfill_progress ENABLE ROW LEVEL SECURITY;
 CREATE POLICY idgen_backfill_progress_read ON idgen_backfill_progress FOR SELECT USING (true);
 CREATE POLICY idgen_backfill_progress_own ON idgen_backfill_progress FOR ALL
     USING (run_by OPERATOR(pg_catalog.=) CURRENT_USER) WITH CHECK (run_by OPERATOR(pg_catalog.=) CURRENT_USER);
-GRANT SELECT, INSERT, UPDATE, DELETE ON idgen_backfill_progress TO PUBLIC;
+-- UPDATE of the columns idgen_backfill writes, not of the table, and no DELETE: LOCK TABLE in a
+-- mode that could stop a run (SHARE and stronger) needs UPDATE, DELETE or TRUNCATE on the table
+-- itself (INSERT allows only ROW EXCLUSIVE, which conflicts with none of the run's locks), and
+-- row locks (FOR UPDATE) reach only a role's own rows, by the policy (issue 44).
+GRANT SELECT, INSERT ON idgen_backfill_progress TO PUBLIC;
+GRANT UPDATE (pid, started_at, updated_at, reported_at, finished_at, batches, rows_done, rows_total,
+              rows_per_second, eta, walk, rows_total_estimated) ON idgen_backfill_progress TO PUBLIC;
 
 -- Arms PostgreSQL's statement timeout for the batch about to run (0 disarms it): inside a
 -- procedure, SET statement_timeout does not re-arm the timer (src/backfill.rs).

@@ -216,18 +216,19 @@ CREATE TRIGGER idgen_config_one_row BEFORE INSERT ON @extschema@.idgen_config
 INSERT INTO @extschema@.idgen_config DEFAULT VALUES;
 COMMENT ON TABLE @extschema@.idgen_config IS 'pg_idgen portable: machine id, worker id, epoch (read once per session)';
 
--- Every session caches the configuration in placeholder settings (idgen_portable.*), which any
--- role may set for itself. A cache only: RESET ALL or DISCARD ALL empties it and the next call
--- reads the table again. Uniqueness never depends on it (the sequences give it).
---   idgen_portable.machine    the xid12 machine id             (idgen_config_load)
---   idgen_portable.sf_epoch   the Snowflake epoch               (idgen_config_load)
---   idgen_portable.xid12_mp   machine << 16 | pid, for gen_xid12 (idgen_xid12_ready)
---   idgen_portable.sf_worker  worker << 12, for gen_snowflake   (idgen_snowflake_ready)
---   idgen_portable.xid12_key, xid12_head  gen_xid12's first 17 characters and their key
+-- No session setting decides an id (portable/README.md "Security"): placeholder settings
+-- (idgen_portable.*) are any role's to SET in its own session, so the generators keep nothing
+-- there. What a generator needs of the configuration is read from the table by IMMUTABLE
+-- functions without arguments (idgen_xid12_session, idgen_snowflake_worker,
+-- idgen_snowflake_epoch): PostgreSQL's planner computes such a call once, when it plans the
+-- gate's expression, as the gate's owner, and keeps the value in the plan the session caches
+-- for the gate. A session can neither set nor read that value; it can only make the gate plan
+-- again (DISCARD PLANS, idgen_config_reload), which reads the table again.
 -- The xid12 machine id of this database's generators: idgen_config's, or when that is NULL
 -- derived from the cluster's system identifier, the server's start time and the database's oid
--- (portable/README.md "Configuration"). Read from the table, not the session cache (which a
--- session may set): the writer registry reserves it as the server's own.
+-- (portable/README.md "Configuration"). Every value as a number, so no session setting
+-- (TimeZone, DateStyle) changes the text that is hashed. The writer registry reserves it as the
+-- server's own.
 CREATE FUNCTION @extschema@.idgen_config_machine() RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
@@ -242,55 +243,42 @@ BEGIN
         EXCEPTION WHEN insufficient_privilege OR undefined_function THEN
             seed := 'no system identifier';
         END;
-        seed := concat_ws(':', seed, pg_postmaster_start_time(),
-                          (SELECT oid FROM pg_database WHERE datname = current_database()));
+        seed := concat_ws(':', seed, extract(epoch FROM pg_postmaster_start_time())::numeric::text,
+                          (SELECT oid FROM pg_database WHERE datname = current_database())::text);
         machine := ('x' || left(md5(seed), 6))::bit(24)::bigint;
     END IF;
     RETURN machine;
 END
 $$;
-COMMENT ON FUNCTION @extschema@.idgen_config_machine() IS 'the xid12 machine id of this database''s generators, from idgen_config (not the session cache)';
+COMMENT ON FUNCTION @extschema@.idgen_config_machine() IS 'the xid12 machine id of this database''s generators, from idgen_config';
 
-CREATE FUNCTION @extschema@.idgen_config_load() RETURNS void
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    cfg record;
-BEGIN
-    SELECT * INTO STRICT cfg FROM @extschema@.idgen_config;
-    PERFORM set_config('idgen_portable.machine', @extschema@.idgen_config_machine()::text, false);
-    PERFORM set_config('idgen_portable.sf_epoch', cfg.snowflake_epoch::text, false);
-    PERFORM set_config('idgen_portable.xid12_mp', '', false);
-    PERFORM set_config('idgen_portable.xid12_key', '', false);
-    PERFORM set_config('idgen_portable.sf_worker', '', false);
-END
-$$;
-COMMENT ON FUNCTION @extschema@.idgen_config_load() IS 'reads idgen_config into this session''s cache (done by the first call that needs it)';
-
--- The cached value of one setting, reading the table first when the cache is empty.
+-- One value of the configuration, read from the table: 'machine' or 'sf_epoch' (the decoders'
+-- epoch; the name is the one earlier versions cached it under).
 CREATE FUNCTION @extschema@.idgen_config_get(name text) RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    value text := nullif(current_setting('idgen_portable.' || name, true), '');
 BEGIN
-    IF value IS NULL THEN
-        PERFORM @extschema@.idgen_config_load();
-        value := current_setting('idgen_portable.' || name);
+    IF name = 'machine' THEN
+        RETURN @extschema@.idgen_config_machine();
+    ELSIF name = 'sf_epoch' THEN
+        RETURN (SELECT c.snowflake_epoch FROM @extschema@.idgen_config c);
     END IF;
-    RETURN value::bigint;
+    RAISE EXCEPTION 'unknown pg_idgen portable configuration value %', name USING ERRCODE = 'invalid_parameter_value';
 END
 $$;
 
 -- A new configuration reaches sessions that start after it; this makes the calling session
--- read it again. Changing snowflake_epoch after ids were issued can repeat ids: don't.
+-- read it again (its cached plans are dropped, and the gates plan again, reading the table).
+-- Changing snowflake_epoch after ids were issued can repeat ids: don't.
 CREATE FUNCTION @extschema@.idgen_config_reload() RETURNS void
-    LANGUAGE sql VOLATILE PARALLEL UNSAFE
-BEGIN ATOMIC
-    SELECT @extschema@.idgen_config_load();
-END;
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DISCARD PLANS;
+END
+$$;
 
 -- Raises an error with PostgreSQL's fields. IMMUTABLE so that an immutable SQL function that
 -- raises in one CASE branch can still be inlined; it never returns.
@@ -366,155 +354,113 @@ BEGIN
 -- Each generator has one sequence whose value carries (time << bits | counter). Only the
 -- installing role has rights on it. Callers reach it through the generators, which are its
 -- gates: gen_xid12(), gen_xid12(timestamptz) and gen_snowflake() are SECURITY DEFINER, owned by
--- the installing role, EXECUTE granted by it (never to PUBLIC). A gate takes
--- nextval() while holding a SHARED advisory lock on (1885956452, the sequence's oid), and when
--- the value's time is behind the clock moves the sequence forward with idgen_sequence_jump,
--- which holds the same lock EXCLUSIVELY (tried first: a busy lock means someone else is jumping
--- or taking a value, and the value taken is used as it is, unless it lags the clock by more
--- than the gate's bound: then idgen_sequence_jump_wait waits for it).
--- Under the exclusive lock no nextval() runs, so reading last_value and setval() to a larger
--- target is atomic: the sequence never moves back, and nextval() never returns a value twice.
--- What a gate does to the sequence depends on nothing of the session (no setting, no argument):
--- one nextval(), and a jump whose target is the clock. The session's cache (idgen_portable.*,
--- which the caller can set) only shapes the id it returns to that caller.
+-- the installing role, EXECUTE granted by it (never to PUBLIC). What a gate does to the sequence
+-- depends on nothing of the session (no setting, no argument): one nextval(), and a jump whose
+-- target is the clock.
 --
--- How a lock never outlives its use, errors and cancels included (portable/README.md "What a
--- crash or a failover can do"): every lock is a TRANSACTION-level advisory lock taken inside a
--- PL/pgSQL block with a handler, i.e. a subtransaction, and every such block ends by raising
--- 'IDG00' (caught by its own handler) after its work. PostgreSQL releases the locks a
--- subtransaction took when it aborts, in its abort processing, whatever ended it: this RAISE,
--- an error, or a cancel landing anywhere inside (or in the handler, which runs after the
--- release). No PL/pgSQL statement releases a lock, so there is no window between taking a lock
--- and recording it to be released. nextval() and setval() are not transactional: the abort
--- keeps their effect, and the PL/pgSQL variables keep the values assigned in the block.
--- (A block that returned normally would hand its locks to the calling transaction, to its end.)
+-- A jump moves the sequence forward to the clock: it reads last_value and, when the target is
+-- larger, setval()s it. Between the read and the setval() another session's nextval() may take
+-- a value; if that value reached the target, setval() would hand it out again. No lock keeps
+-- those nextval() calls out: every lock a gate could take on every call is one that any role
+-- can take too (advisory locks by key; ROW EXCLUSIVE on any relation by its oid, through the
+-- sequence functions, whose error leaves it held in a caught subtransaction), and a stranger
+-- holding it would stop the generators. Instead each generator has a second sequence, its
+-- jump count (idgen_*_jumps): odd while a jump is open, between its read and its setval().
+--   A jump, holding the generator's jumper table in SHARE UPDATE EXCLUSIVE mode (only one jump
+--   at a time; the mode no role without rights on that table can hold: LOCK TABLE needs them,
+--   and ROW EXCLUSIVE, what a stranger can hold, does not conflict with it): sets the count to
+--   the next odd number, reads last_value, setval()s to the target when it is larger, sets the
+--   count to the next even number, and takes its own nextval() before it lets the lock go.
+--   A gate: reads the count (j), takes nextval(), reads the count again; the value is used
+--   only when both reads are the same even number: then no jump was open at any moment between
+--   them, so the nextval() did not fall between a jump's read and its setval(). Otherwise the
+--   value is dropped (a gap in the sequence) and the gate takes one under the jumper lock
+--   (idgen_sequence_jump with wait), where no jump is open.
+-- Why no two calls return the same value: a value is returned only when no jump was open while
+-- it was taken, or by a jump holding the jumper lock after its setval(); a jump's setval()
+-- target is larger than the last_value it read after opening, and that is at least every value
+-- returned before the jump opened (values only grow outside open jumps). So the values returned
+-- are distinct and, in the order they were taken, increasing.
+-- A jump cut short (an error or a cancel between its two settings of the count) leaves the
+-- count odd: the gates take their values under the jumper lock until the next jump, which
+-- closes it (the lock is free, so the cut jump is over). The jumper lock is a transaction-level
+-- lock taken inside a PL/pgSQL block with a handler (a subtransaction) that always ends by
+-- raising 'IDG00' (caught by its own handler): PostgreSQL releases it in the subtransaction's
+-- abort, whatever ended it (this RAISE, an error, a cancel landing anywhere inside). nextval()
+-- and setval() are not transactional: the abort keeps their effect, and the PL/pgSQL variables
+-- keep the values assigned in the block.
 
--- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
-CREATE FUNCTION @extschema@.idgen_sequence_jump(seq regclass, target bigint) RETURNS boolean
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    last bigint;
-    moved boolean := false;
-BEGIN
-    -- The block always ends in an abort, which releases the lock (see the top of this file).
-    BEGIN
-        IF pg_catalog.pg_try_advisory_xact_lock(1885956452, seq::pg_catalog.oid::integer) THEN
-            EXECUTE pg_catalog.format('SELECT last_value FROM %s', seq) INTO last;
-            IF target > last THEN
-                PERFORM pg_catalog.setval(seq, target, false);
-            END IF;
-            moved := true;
-        END IF;
-        RAISE SQLSTATE 'IDG00';
-    EXCEPTION WHEN SQLSTATE 'IDG00' THEN
-        NULL;
-    END;
-    RETURN moved;
-END
-$$;
-REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_jump(regclass, bigint) FROM PUBLIC;
-COMMENT ON FUNCTION @extschema@.idgen_sequence_jump(regclass, bigint) IS 'moves a generator sequence forward to target, never back (false: busy, skipped); called by the gates only';
+CREATE SEQUENCE @extschema@.idgen_xid12_jumps AS bigint MINVALUE 0 START 0 NO CYCLE CACHE 1;
+CREATE SEQUENCE @extschema@.idgen_snowflake_jumps AS bigint MINVALUE 0 START 0 NO CYCLE CACHE 1;
+SELECT pg_catalog.setval('@extschema@.idgen_xid12_jumps'::pg_catalog.regclass, 0, true),
+       pg_catalog.setval('@extschema@.idgen_snowflake_jumps'::pg_catalog.regclass, 0, true);
+-- The jumper locks: empty tables nobody else has rights on, locked by the jumps only.
+CREATE TABLE @extschema@.idgen_xid12_jumper ();
+CREATE TABLE @extschema@.idgen_snowflake_jumper ();
+COMMENT ON TABLE @extschema@.idgen_xid12_jumper IS 'pg_idgen portable: locked (SHARE UPDATE EXCLUSIVE) by a jump of the xid12 sequence; no rows';
+COMMENT ON TABLE @extschema@.idgen_snowflake_jumper IS 'pg_idgen portable: locked (SHARE UPDATE EXCLUSIVE) by a jump of the Snowflake sequence; no rows';
 
--- The exclusive lock, waited for: the gates call this when a value lags the clock by more than
--- their bound (portable/README.md "Uniqueness", "How far behind the clock") and the tried jump
--- found the lock busy. A jump holds it for microseconds and a gate's nextval() holds it shared
--- for less; waiting in the lock's queue also holds back new shared takers, so the wait ends
--- once the holders of the moment are done. But any role can take an advisory lock, so the wait
--- is bounded (lock_timeout, for this function only) and the sessions that hold it longer are
--- named in the error. As in idgen_sequence_jump, the block always ends in an abort, which
--- releases the lock.
+-- Moves the generator sequence seq forward to target (never back), under its jumper lock, and
+-- returns a value nextval() took under that lock; closes a jump left open. wait false: NULL
+-- when another jump holds the lock. wait true: waits for it, at most 2 s (lock_timeout, for
+-- this function only; only the gates take it, each for microseconds), then 55P03. target 0:
+-- only a value taken where no jump is open.
 -- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
-CREATE FUNCTION @extschema@.idgen_sequence_jump_wait(seq regclass, target bigint) RETURNS void
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp
-    SET lock_timeout = 2000
-AS $$
-DECLARE
-    last bigint;
-    holders text;
-BEGIN
-    BEGIN
-        PERFORM pg_catalog.pg_advisory_xact_lock(1885956452, seq::pg_catalog.oid::integer);
-        EXECUTE pg_catalog.format('SELECT last_value FROM %s', seq) INTO last;
-        IF target > last THEN
-            PERFORM pg_catalog.setval(seq, target, false);
-        END IF;
-        RAISE SQLSTATE 'IDG00';
-    EXCEPTION WHEN SQLSTATE 'IDG00' THEN
-        RETURN;
-    WHEN lock_not_available THEN
-        SELECT pg_catalog.string_agg(DISTINCT l.pid::text, ', ') INTO holders FROM pg_catalog.pg_locks l
-         WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_catalog.pg_backend_pid()
-           AND l.classid = 1885956452 AND l.objid = seq::pg_catalog.oid AND l.objsubid = 2
-           AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database());
-        RAISE EXCEPTION 'could not move the generator sequence % to the clock: its lock is held by another session', seq
-            USING ERRCODE = 'lock_not_available',
-                  DETAIL = pg_catalog.format('Advisory lock (1885956452, %s) is held by backend %s.', seq::pg_catalog.oid::integer, holders),
-                  HINT = 'The generators hold it for microseconds: end that session.';
-    END;
-END
-$$;
-REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_jump_wait(regclass, bigint) FROM PUBLIC;
-COMMENT ON FUNCTION @extschema@.idgen_sequence_jump_wait(regclass, bigint) IS 'moves a generator sequence forward to target, never back, waiting up to 2 s for the lock; called by the gates only';
-
--- The shared lock, when its first try failed: someone holds it exclusively (a jump) or waits
--- for it so (idgen_sequence_jump_wait). Both last microseconds; but any role can take an
--- advisory lock, so the wait is bounded (lock_timeout, for this function only) and a session
--- that holds it longer is named in the error instead of blocking every generator for good.
--- Takes it at transaction level, so it belongs to the caller's block (idgen_sequence_next),
--- whose abort releases it; this function's own block (for its handler) commits when the lock
--- is taken, handing the lock to the caller's.
--- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
-CREATE FUNCTION @extschema@.idgen_sequence_wait(seq regclass) RETURNS void
+CREATE FUNCTION @extschema@.idgen_sequence_jump(seq regclass, jumps regclass, jumper regclass,
+                                                target bigint, wait boolean) RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     SET lock_timeout = 2000
-AS $$
-DECLARE
-    holders text;
-BEGIN
-    PERFORM pg_catalog.pg_advisory_xact_lock_shared(1885956452, seq::pg_catalog.oid::integer);
-EXCEPTION WHEN lock_not_available THEN
-    -- The exclusive holder; or, when a jump waits in the queue, those it waits for.
-    SELECT pg_catalog.string_agg(DISTINCT l.pid::text, ', ') INTO holders FROM pg_catalog.pg_locks l
-     WHERE l.locktype = 'advisory' AND l.granted AND l.pid <> pg_catalog.pg_backend_pid()
-       AND l.classid = 1885956452 AND l.objid = seq::pg_catalog.oid AND l.objsubid = 2
-       AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database());
-    RAISE EXCEPTION 'could not take the generator lock of %: it is held exclusively by another session', seq
-        USING ERRCODE = 'lock_not_available',
-              DETAIL = pg_catalog.format('Advisory lock (1885956452, %s) is held by backend %s.', seq::pg_catalog.oid::integer, holders),
-              HINT = 'Only a generator''s jump takes it exclusively, for microseconds: end that session.';
-END
-$$;
-REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_wait(regclass) FROM PUBLIC;
-
--- The slow path of a gate's nextval(): when the shared lock was busy at its first try (someone
--- jumps), and after a jump. It waits for the lock (idgen_sequence_wait) and takes nextval();
--- its block always ends in an abort, which releases the lock, as the gates' fast path does
--- (portable/README.md "Uniqueness").
--- Runs inside a gate only (as the owner): EXECUTE is not granted to anyone.
-CREATE FUNCTION @extschema@.idgen_sequence_next(seq regclass) RETURNS bigint
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v bigint;
+    j bigint;
+    last bigint;
 BEGIN
+    -- The block always ends in an abort, which releases the lock (see the top of this file).
     BEGIN
-        IF NOT pg_catalog.pg_try_advisory_xact_lock_shared(1885956452, seq::pg_catalog.oid::integer) THEN
-            PERFORM @extschema@.idgen_sequence_wait(seq);
+        IF wait THEN
+            EXECUTE pg_catalog.format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', jumper);
+        ELSE
+            EXECUTE pg_catalog.format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE NOWAIT', jumper);
+        END IF;
+        j := coalesce(pg_catalog.pg_sequence_last_value(jumps), 0);
+        -- last_value: pg_sequence_last_value gives NULL when the next nextval() returns it
+        -- (after a setval(..., false) of a jump cut short, or a new sequence); read it then.
+        last := pg_catalog.pg_sequence_last_value(seq);
+        IF last IS NULL THEN
+            EXECUTE pg_catalog.format('SELECT last_value FROM %s', seq) INTO last;
+        END IF;
+        IF target > last THEN
+            j := j + 1 + (j & 1);                      -- open (odd)
+            PERFORM pg_catalog.setval(jumps, j, true);
+            last := pg_catalog.pg_sequence_last_value(seq);
+            IF last IS NULL THEN
+                EXECUTE pg_catalog.format('SELECT last_value FROM %s', seq) INTO last;
+            END IF;
+            IF target > last THEN
+                PERFORM pg_catalog.setval(seq, target, false);
+            END IF;
+            PERFORM pg_catalog.setval(jumps, j + 1, true); -- closed (even)
+        ELSIF (j & 1) = 1 THEN
+            PERFORM pg_catalog.setval(jumps, j + 1, true); -- a jump cut short: closed
         END IF;
         v := pg_catalog.nextval(seq);
         RAISE SQLSTATE 'IDG00';
     EXCEPTION WHEN SQLSTATE 'IDG00' THEN
         NULL;
+    WHEN lock_not_available THEN
+        IF wait THEN
+            RAISE EXCEPTION 'could not move the generator sequence % to the clock: another jump held its lock for 2 s', seq
+                USING ERRCODE = 'lock_not_available',
+                      HINT = 'Only the generators take it, for microseconds: a server too busy to run them?';
+        END IF;
     END;
     RETURN v;
 END
 $$;
-REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_next(regclass) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_sequence_jump(regclass, regclass, regclass, bigint, boolean) FROM PUBLIC;
+COMMENT ON FUNCTION @extschema@.idgen_sequence_jump(regclass, regclass, regclass, bigint, boolean) IS 'moves a generator sequence forward to target, never back, and takes a value under its jumper lock; called by the gates only';
 $pg_idgen_src$, '@extschema@', quote_ident(current_setting('idgen_portable.install_schema')));
 END
 $pg_idgen_install$;
@@ -715,30 +661,30 @@ $$;
 
 CREATE SEQUENCE @extschema@.idgen_xid12_seq AS bigint MINVALUE 0 START 0 NO CYCLE CACHE 1;
 
--- This session's machine id.
+-- This database's machine id (idgen_config, 10_config.sql).
 CREATE FUNCTION @extschema@.xid12_current_machine() RETURNS bytea
     LANGUAGE sql STABLE PARALLEL SAFE
 RETURN substr(int8send(@extschema@.idgen_config_get('machine'::pg_catalog.text)), 6, 3);
 
--- What gen_xid12 caches: machine << 16 | the low 16 bits of the backend's pid.
-CREATE FUNCTION @extschema@.idgen_xid12_ready() RETURNS bigint
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    mp bigint;
-BEGIN
-    mp := (@extschema@.idgen_config_get('machine'::pg_catalog.text) << 16) | (pg_backend_pid() & 65535);
-    PERFORM set_config('idgen_portable.xid12_mp', mp::text, false);
-    RETURN mp;
-END
-$$;
+-- gen_xid12() writes the id's 20 characters (docs/formats.md §2: character i holds bits 5i to
+-- 5i + 4 of the 96, then 4 zero bits) from pieces looked up by bits of the sequence's value v:
+--   0-5    the second's top 30 bits           3 x idgen_b32_pairs   (v >> 46, >> 36, >> 26)
+--   6-14   the second's low 2 bits, machine,  idgen_xid12_session   ((v >> 21) & 31)
+--          pid, the counter's top 3 bits
+--   15-16  the counter's bits 20-11           idgen_b32_pairs       ((v >> 11) & 1023)
+--   17-19  the counter's low 11 bits          idgen_xid12_tails     (v & 2047)
+-- Each table is an IMMUTABLE function without arguments, which the planner computes once into
+-- the gate's cached plan (10_config.sql): nothing of it is in a setting a session could SET.
 
--- gen_xid12's text is cut after character 17 (docs/formats.md §2: characters 0-16 hold bits 0-84
--- of the 96, the last 3 characters the counter's low 11 bits and the 4 zero bits).
+-- Two characters for each 10-bit number, 2 bytes each (2048 bytes).
+CREATE FUNCTION @extschema@.idgen_b32_pairs() RETURNS bytea
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN (SELECT pg_catalog.convert_to(pg_catalog.string_agg(
+            pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', (c >> 5) + 1, 1)
+            || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', (c & 31) + 1, 1), '' ORDER BY c), 'UTF8')
+          FROM pg_catalog.generate_series(0, 1023) AS c);
 
 -- The last 3 characters for each of the counter's low 11 bits, 3 bytes each (6144 bytes).
--- IMMUTABLE without arguments: the planner computes it once into the gate's cached plan.
 CREATE FUNCTION @extschema@.idgen_xid12_tails() RETURNS bytea
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN (SELECT pg_catalog.convert_to(pg_catalog.string_agg(
@@ -747,35 +693,37 @@ RETURN (SELECT pg_catalog.convert_to(pg_catalog.string_agg(
             || CASE WHEN (c & 1) = 0 THEN '0' ELSE 'g' END, '' ORDER BY c), 'UTF8')
           FROM pg_catalog.generate_series(0, 2047) AS c);
 
--- The first 17 characters of the id of sequence value v (second, machine, pid, the counter's top
--- 13 bits), which change every 2048 values: kept in the session's cache with their key v >> 11
--- (idgen_portable.xid12_head, xid12_key) and returned. Called by gen_xid12() when the key differs.
-CREATE FUNCTION @extschema@.idgen_xid12_head(v bigint) RETURNS text
-    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+-- This session's characters 6-14 for each value of (the second's low 2 bits, the counter's top
+-- 3), 9 bytes each (288 bytes): the machine id read from idgen_config (or derived) and the low
+-- 16 bits of the backend's pid. IMMUTABLE though it reads a table and the pid: it is computed
+-- when the gates are planned, as their owner, and is the same for the session's life (until
+-- idgen_config_reload() or DISCARD PLANS makes them plan again). EXECUTE: the owner only.
+CREATE FUNCTION @extschema@.idgen_xid12_session() RETURNS bytea
+    LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    mp bigint := nullif(current_setting('idgen_portable.xid12_mp', true), '')::bigint;
-    head text;
+    machine bigint := @extschema@.idgen_config_machine();
+    pid bigint := pg_backend_pid() & 65535;
 BEGIN
-    IF mp IS NULL THEN
-        mp := @extschema@.idgen_xid12_ready();
-    END IF;
-    IF (v >> 24) > 4294967295 THEN
-        RAISE EXCEPTION 'timestamp out of range for xid12: unix second % is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC', v >> 24
-            USING ERRCODE = 'datetime_field_overflow';
-    END IF;
-    -- 40 bits each: (second, machine's top 8), (machine's low 16, pid, counter's top 8), then
-    -- one character of the counter's next 5 bits. mp is the session's cache, which the caller
-    -- can set: only its 40 bits are used.
-    head := encode(int8send(@extschema@.idgen_b32_lanes(((v >> 24) << 8) | ((mp >> 32) & 255)))
-                   || int8send(@extschema@.idgen_b32_lanes(((mp & 4294967295) << 8) | ((v >> 16) & 255))), 'escape')
-            || substr('0123456789abcdefghijklmnopqrstuv', ((v >> 11) & 31)::integer + 1, 1);
-    PERFORM set_config('idgen_portable.xid12_head', head, false);
-    PERFORM set_config('idgen_portable.xid12_key', (v >> 11)::text, false);
-    RETURN head;
+    RETURN (SELECT convert_to(string_agg(substr(@extschema@.xid12_encode(((k >> 3)::bigint << 24) | machine,
+                                                                         (pid << 24) | ((k & 7)::bigint << 21)), 7, 9),
+                                         '' ORDER BY k), 'UTF8')
+              FROM generate_series(0, 31) AS k);
 END
 $$;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_xid12_session() FROM PUBLIC;
+
+-- This session's machine id for gen_xid12(timestamptz), as idgen_xid12_session.
+CREATE FUNCTION @extschema@.idgen_xid12_session_machine() RETURNS bigint
+    LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN @extschema@.idgen_config_machine();
+END
+$$;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_xid12_session_machine() FROM PUBLIC;
 
 -- Hot path: few PL/pgSQL statements, simple expressions. Its parts and their cost:
 -- portable/README.md "Measured here".
@@ -785,66 +733,55 @@ CREATE FUNCTION @extschema@.gen_xid12() RETURNS @extschema@.xid12
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v bigint;
-    s bigint;
+    -- The jump count, nextval(), the count again (15_sequence.sql): the value stands when no
+    -- jump was open between the two reads.
+    j bigint := pg_catalog.pg_sequence_last_value('@extschema@.idgen_xid12_jumps'::pg_catalog.regclass);
+    v bigint := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
 BEGIN
-    -- nextval() under the shared lock, tried once (else idgen_sequence_next waits for it). A
-    -- transaction-level lock in a block that always ends in an abort, which releases it: no
-    -- error or cancel, wherever it lands, leaves it held (15_sequence.sql; portable/README.md
-    -- "What a crash or a failover can do"). v keeps its value through the abort.
-    BEGIN
-        v := CASE WHEN pg_catalog.pg_try_advisory_xact_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer)
-                  THEN pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass)
-                  ELSE @extschema@.idgen_sequence_next('@extschema@.idgen_xid12_seq'::pg_catalog.regclass) END;
-        RAISE SQLSTATE 'IDG00';
-    EXCEPTION WHEN SQLSTATE 'IDG00' THEN
-        NULL;
-    WHEN read_only_sql_transaction THEN
-        RAISE EXCEPTION 'cannot execute gen_xid12() in a read-only transaction'
-            USING ERRCODE = 'read_only_sql_transaction';
-    END;
+    IF j IS DISTINCT FROM pg_catalog.pg_sequence_last_value('@extschema@.idgen_xid12_jumps'::pg_catalog.regclass)
+       OR (j & 1) = 1 THEN
+        v := @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass,
+                 '@extschema@.idgen_xid12_jumps'::pg_catalog.regclass, '@extschema@.idgen_xid12_jumper'::pg_catalog.regclass, 0::pg_catalog.int8, true);
+    END IF;
     -- Behind the clock: jump, waiting for the lock when it is busy, so that an id never carries
     -- a second before the clock's (portable/README.md "How far behind the clock").
     IF (v >> 24) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())) THEN
-        s := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;
-        IF NOT @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24) THEN
-            PERFORM @extschema@.idgen_sequence_jump_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24);
-        END IF;
-        v := @extschema@.idgen_sequence_next('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
+        v := @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass,
+                 '@extschema@.idgen_xid12_jumps'::pg_catalog.regclass, '@extschema@.idgen_xid12_jumper'::pg_catalog.regclass,
+                 pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint << 24, true);
     END IF;
-    -- The first 17 characters from the session's cache (idgen_xid12_head when its key differs),
-    -- the last 3 from idgen_xid12_tails (docs/formats.md §2).
-    RETURN CASE WHEN (v >> 11)::text = pg_catalog.current_setting('idgen_portable.xid12_key', true)
-                THEN pg_catalog.current_setting('idgen_portable.xid12_head')
-                ELSE @extschema@.idgen_xid12_head(v) END
-        || pg_catalog.encode(pg_catalog.substr(@extschema@.idgen_xid12_tails(), ((v & 2047) * 3)::integer + 1, 3), 'escape');
+    IF v > 72057594037927935 THEN
+        RAISE EXCEPTION 'timestamp out of range for xid12: unix second % is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC', v >> 24
+            USING ERRCODE = 'datetime_field_overflow';
+    END IF;
+    RETURN pg_catalog.encode(pg_catalog.substr(@extschema@.idgen_b32_pairs(), (((v >> 46) & 1023) * 2)::integer + 1, 2)
+        || pg_catalog.substr(@extschema@.idgen_b32_pairs(), (((v >> 36) & 1023) * 2)::integer + 1, 2)
+        || pg_catalog.substr(@extschema@.idgen_b32_pairs(), (((v >> 26) & 1023) * 2)::integer + 1, 2)
+        || pg_catalog.substr(@extschema@.idgen_xid12_session(), (((v >> 21) & 31) * 9)::integer + 1, 9)
+        || pg_catalog.substr(@extschema@.idgen_b32_pairs(), (((v >> 11) & 1023) * 2)::integer + 1, 2)
+        || pg_catalog.substr(@extschema@.idgen_xid12_tails(), ((v & 2047) * 3)::integer + 1, 3), 'escape');
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12() FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.gen_xid12() IS 'a new xid12, greater than every earlier one of this database''s sequence (so of this session)';
 
--- The counter of gen_xid12(timestamptz): a running counter of its own (as native's), never
--- jumped, so no lock: ids of one given second differ until 16777216 backfill ids were taken.
+-- The counter of gen_xid12(timestamptz): a running counter of its own, never jumped, so no
+-- lock, and never wrapped: its 40 bits fill the id's pid and counter fields (the pid field is
+-- the counter's top 16 bits), so ids of one given second differ, and follow the calls' order,
+-- until 2^40 backfill ids were taken in the database; then it fails (2200H) rather than repeat.
 -- Only the owner has rights on it; gen_xid12(timestamptz) is its gate.
-CREATE SEQUENCE @extschema@.idgen_xid12_backfill_seq AS bigint MINVALUE 0 MAXVALUE 16777215 START 0 CYCLE CACHE 1;
+CREATE SEQUENCE @extschema@.idgen_xid12_backfill_seq AS bigint MINVALUE 0 MAXVALUE 1099511627775 START 0 NO CYCLE CACHE 1;
 
--- An id of the given second (backfills), its counter from idgen_xid12_backfill_seq. Not ordered
--- with gen_xid12()'s ids, and may equal one of them of the same second: portable/README.md
--- "Uniqueness".
+-- An id of the given second (backfills), its pid and counter fields from
+-- idgen_xid12_backfill_seq. Not ordered with gen_xid12()'s ids, and may equal one of them of
+-- the same second: portable/README.md "Uniqueness".
 CREATE FUNCTION @extschema@.gen_xid12(ts timestamptz) RETURNS @extschema@.xid12
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    s bigint := @extschema@.xid12_seconds(ts);
-    mp bigint := nullif(pg_catalog.current_setting('idgen_portable.xid12_mp', true), '')::bigint;
 BEGIN
-    IF mp IS NULL THEN
-        mp := @extschema@.idgen_xid12_ready();
-    END IF;
-    mp := mp & 1099511627775;
-    RETURN @extschema@.xid12_encode((s << 24) | (mp >> 16),
-        ((mp & 65535) << 24) | pg_catalog.nextval('@extschema@.idgen_xid12_backfill_seq'::pg_catalog.regclass));
+    RETURN @extschema@.xid12_encode((@extschema@.xid12_seconds(ts) << 24) | @extschema@.idgen_xid12_session_machine(),
+        pg_catalog.nextval('@extschema@.idgen_xid12_backfill_seq'::pg_catalog.regclass));
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12(timestamptz) FROM PUBLIC;
@@ -1229,9 +1166,11 @@ BEGIN
 -- it does not depend on the epoch: portable/README.md "Uniqueness".
 CREATE SEQUENCE @extschema@.idgen_snowflake_seq AS bigint MINVALUE 0 START 0 NO CYCLE CACHE 1;
 
--- What gen_snowflake caches: worker << 12, after checking that the worker id is set.
-CREATE FUNCTION @extschema@.idgen_snowflake_ready() RETURNS bigint
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+-- This session's worker id << 12 and Snowflake epoch, read from idgen_config. IMMUTABLE though
+-- they read a table: computed when gen_snowflake() is planned, as its owner, and kept in the
+-- plan the session caches (10_config.sql), never in a setting. EXECUTE: the owner only.
+CREATE FUNCTION @extschema@.idgen_snowflake_worker() RETURNS bigint
+    LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -1244,19 +1183,26 @@ BEGIN
                   HINT = 'Give this database a worker id (0 .. 1023) unique among the databases whose snowflake ids meet, e.g. UPDATE '
                          || '@extschema@.idgen_config SET worker_id = 1; (sessions read it when they start).';
     END IF;
-    PERFORM @extschema@.idgen_config_get('sf_epoch'::pg_catalog.text);
-    PERFORM set_config('idgen_portable.sf_worker', (worker::bigint << 12)::text, false);
     RETURN worker::bigint << 12;
 END
 $$;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_snowflake_worker() FROM PUBLIC;
 
--- gen_snowflake's errors for a time (unix ms) outside the 41 bits after the epoch.
-CREATE FUNCTION @extschema@.idgen_snowflake_range(unix_ms bigint) RETURNS bigint
-    LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+CREATE FUNCTION @extschema@.idgen_snowflake_epoch() RETURNS bigint
+    LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    e bigint := current_setting('idgen_portable.sf_epoch')::bigint;
+BEGIN
+    RETURN (SELECT c.snowflake_epoch FROM @extschema@.idgen_config c);
+END
+$$;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_snowflake_epoch() FROM PUBLIC;
+
+-- gen_snowflake's errors for a time (unix ms) outside the 41 bits after the epoch e.
+CREATE FUNCTION @extschema@.idgen_snowflake_range(unix_ms bigint, e bigint) RETURNS bigint
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
 BEGIN
     IF unix_ms < e THEN
         RAISE EXCEPTION 'time % ms since 1970-01-01 is before the snowflake epoch % ms (idgen_config.snowflake_epoch)', unix_ms, e
@@ -1274,42 +1220,34 @@ CREATE FUNCTION @extschema@.gen_snowflake() RETURNS bigint
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    w bigint := nullif(pg_catalog.current_setting('idgen_portable.sf_worker', true), '')::bigint;
-    v bigint;
+    -- The jump count, nextval(), the count again (15_sequence.sql): the value stands when no
+    -- jump was open between the two reads. The worker (its check first: 55000 when unset).
+    w bigint := @extschema@.idgen_snowflake_worker();
+    j bigint := pg_catalog.pg_sequence_last_value('@extschema@.idgen_snowflake_jumps'::pg_catalog.regclass);
+    v bigint := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
     ms bigint;
 BEGIN
-    IF w IS NULL THEN
-        w := @extschema@.idgen_snowflake_ready();
+    IF j IS DISTINCT FROM pg_catalog.pg_sequence_last_value('@extschema@.idgen_snowflake_jumps'::pg_catalog.regclass)
+       OR (j & 1) = 1 THEN
+        v := @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass,
+                 '@extschema@.idgen_snowflake_jumps'::pg_catalog.regclass, '@extschema@.idgen_snowflake_jumper'::pg_catalog.regclass, 0::pg_catalog.int8, true);
     END IF;
-    -- nextval() under the shared lock, tried once, in a block that always ends in an abort,
-    -- which releases the lock whatever happens (as in gen_xid12, 20_xid12.sql).
-    BEGIN
-        v := CASE WHEN pg_catalog.pg_try_advisory_xact_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer)
-                  THEN pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass)
-                  ELSE @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass) END;
-        RAISE SQLSTATE 'IDG00';
-    EXCEPTION WHEN SQLSTATE 'IDG00' THEN
-        NULL;
-    WHEN read_only_sql_transaction THEN
-        RAISE EXCEPTION 'cannot execute gen_snowflake() in a read-only transaction'
-            USING ERRCODE = 'read_only_sql_transaction';
-    END;
     -- Behind the clock: jump; when the lock is busy, go on with v unless it is more than
     -- 100 ms behind, then wait for the lock (portable/README.md "How far behind the clock").
     IF (v >> 12) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000) THEN
         ms := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
-        IF @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass, ms << 12) THEN
-            v := @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
-        ELSIF (v >> 12) < ms - 100 THEN
-            PERFORM @extschema@.idgen_sequence_jump_wait('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass, ms << 12);
-            v := @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
-        END IF;
+        v := coalesce(@extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass,
+                          '@extschema@.idgen_snowflake_jumps'::pg_catalog.regclass, '@extschema@.idgen_snowflake_jumper'::pg_catalog.regclass,
+                          ms << 12, false),
+                      CASE WHEN (v >> 12) >= ms - 100 THEN v END,
+                      @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass,
+                          '@extschema@.idgen_snowflake_jumps'::pg_catalog.regclass, '@extschema@.idgen_snowflake_jumper'::pg_catalog.regclass,
+                          ms << 12, true));
     END IF;
-    -- The time since the epoch, in 41 bits (or idgen_snowflake_range's error); w is the
-    -- session's cache, which the caller can set: only the worker's 10 bits are used.
-    ms := (v >> 12) - pg_catalog.current_setting('idgen_portable.sf_epoch')::bigint;
-    RETURN CASE WHEN ms >= 0 AND ms <= 2199023255551 THEN (ms << 22) | (w & 4190208) | (v & 4095)
-                ELSE @extschema@.idgen_snowflake_range(v >> 12) END;
+    -- The time since the epoch, in 41 bits (or idgen_snowflake_range's error).
+    ms := (v >> 12) - @extschema@.idgen_snowflake_epoch();
+    RETURN CASE WHEN ms >= 0 AND ms <= 2199023255551 THEN (ms << 22) | w | (v & 4095)
+                ELSE @extschema@.idgen_snowflake_range(v >> 12, @extschema@.idgen_snowflake_epoch()) END;
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_snowflake() FROM PUBLIC;
@@ -2875,7 +2813,13 @@ ALTER TABLE idgen_backfill_progress ENABLE ROW LEVEL SECURITY;
 CREATE POLICY idgen_backfill_progress_read ON idgen_backfill_progress FOR SELECT USING (true);
 CREATE POLICY idgen_backfill_progress_own ON idgen_backfill_progress FOR ALL
     USING (run_by OPERATOR(pg_catalog.=) CURRENT_USER) WITH CHECK (run_by OPERATOR(pg_catalog.=) CURRENT_USER);
-GRANT SELECT, INSERT, UPDATE, DELETE ON idgen_backfill_progress TO PUBLIC;
+-- UPDATE of the columns idgen_backfill writes, not of the table, and no DELETE: LOCK TABLE in a
+-- mode that could stop a run (SHARE and stronger) needs UPDATE, DELETE or TRUNCATE on the table
+-- itself (INSERT allows only ROW EXCLUSIVE, which conflicts with none of the run's locks), and
+-- row locks (FOR UPDATE) reach only a role's own rows, by the policy (issue 44).
+GRANT SELECT, INSERT ON idgen_backfill_progress TO PUBLIC;
+GRANT UPDATE (pid, started_at, updated_at, reported_at, finished_at, batches, rows_done, rows_total,
+              rows_per_second, eta, walk, rows_total_estimated) ON idgen_backfill_progress TO PUBLIC;
 
 -- Arms PostgreSQL's statement timeout for the batch about to run (0 disarms it): inside a
 -- procedure, SET statement_timeout does not re-arm the timer (src/backfill.rs).
@@ -3943,9 +3887,10 @@ BEGIN
 -- revoked from PUBLIC again where the edition means it (the gates and the helpers that reach
 -- the shared state). The intended grants are none (the owner grants them afterwards,
 -- portable/README.md "Security") but native's: SELECT on idgen_registry_pool to PUBLIC
--- (sql/registry.sql), and on idgen_backfill_progress (sql/backfill.sql) SELECT, INSERT, UPDATE
--- and DELETE to PUBLIC, each role's rows guarded by its row-level security policies; any other
--- grant on them (TRUNCATE, which ignores those policies) goes too.
+-- (sql/registry.sql), and on idgen_backfill_progress (sql/backfill.sql) SELECT and INSERT to
+-- PUBLIC (and UPDATE of its progress columns), each role's rows guarded by its row-level
+-- security policies; any other grant on it (UPDATE or DELETE of the table, which LOCK TABLE
+-- takes as leave to stop every run; TRUNCATE, which ignores those policies) goes too.
 -- The edition's objects: those this transaction created (plain script), or members of the
 -- extension (TLE).
 DO $$
@@ -3967,7 +3912,7 @@ BEGIN
            -- each role reads and writes its own backfill progress rows.
            AND NOT (c.relname = 'idgen_registry_pool' AND a.grantee = 0 AND a.privilege_type = 'SELECT')
            AND NOT (c.relname = 'idgen_backfill_progress' AND a.grantee = 0
-                    AND a.privilege_type IN ('SELECT', 'INSERT', 'UPDATE', 'DELETE'))
+                    AND a.privilege_type IN ('SELECT', 'INSERT'))
            AND (c.xmin = me OR EXISTS (SELECT FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
                                        AND d.objid = c.oid AND d.refobjid = ext AND d.deptype = 'e'))
         UNION ALL
@@ -3982,24 +3927,28 @@ BEGIN
     END LOOP;
     REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12(), @extschema@.gen_xid12(timestamptz),
         @extschema@.gen_snowflake(), @extschema@.rapkey_next(text),
-        @extschema@.idgen_sequence_jump(regclass, bigint), @extschema@.idgen_sequence_wait(regclass),
-        @extschema@.idgen_sequence_next(regclass) FROM PUBLIC;
+        @extschema@.idgen_sequence_jump(regclass, regclass, regclass, bigint, boolean),
+        @extschema@.idgen_xid12_session(), @extschema@.idgen_xid12_session_machine(),
+        @extschema@.idgen_snowflake_worker(), @extschema@.idgen_snowflake_epoch() FROM PUBLIC;
     SELECT pg_catalog.string_agg(pg_catalog.format('%s on %s', a.privilege_type, c.oid::pg_catalog.regclass), ', ')
       INTO left_over
       FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
      WHERE c.relnamespace = nsp AND a.grantee <> c.relowner
-       AND (c.relname IN ('idgen_config', 'rapkey_counter', 'idgen_xid12_seq', 'idgen_snowflake_seq', 'idgen_xid12_backfill_seq')
+       AND (c.relname IN ('idgen_config', 'rapkey_counter', 'idgen_xid12_seq', 'idgen_snowflake_seq', 'idgen_xid12_backfill_seq',
+                          'idgen_xid12_jumps', 'idgen_snowflake_jumps', 'idgen_xid12_jumper', 'idgen_snowflake_jumper')
             OR c.relname LIKE 'idgen\_registry\_%' AND NOT (c.relname = 'idgen_registry_pool' AND a.grantee = 0 AND a.privilege_type = 'SELECT')
             OR (c.relname = 'idgen_backfill_progress'
-                AND NOT (a.grantee = 0 AND a.privilege_type IN ('SELECT', 'INSERT', 'UPDATE', 'DELETE'))));
+                AND NOT (a.grantee = 0 AND a.privilege_type IN ('SELECT', 'INSERT'))));
     SELECT pg_catalog.concat_ws(', ', left_over, pg_catalog.string_agg(pg_catalog.format('EXECUTE on %s', p.oid::pg_catalog.regprocedure), ', '))
       INTO left_over
       FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
      WHERE p.oid IN ('@extschema@.gen_xid12()'::pg_catalog.regprocedure, '@extschema@.gen_xid12(timestamptz)'::pg_catalog.regprocedure,
                      '@extschema@.gen_snowflake()'::pg_catalog.regprocedure, '@extschema@.rapkey_next(text)'::pg_catalog.regprocedure,
-                     '@extschema@.idgen_sequence_jump(regclass, bigint)'::pg_catalog.regprocedure,
-                     '@extschema@.idgen_sequence_wait(regclass)'::pg_catalog.regprocedure,
-                     '@extschema@.idgen_sequence_next(regclass)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_sequence_jump(regclass, regclass, regclass, bigint, boolean)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_xid12_session()'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_xid12_session_machine()'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_snowflake_worker()'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_snowflake_epoch()'::pg_catalog.regprocedure,
                      -- The writer registry's gates and the DBA's functions (sql/registry.sql):
                      -- EXECUTE goes to writers by idgen_pool_allow, after the install.
                      '@extschema@.idgen_acquire(text, text, interval, text)'::pg_catalog.regprocedure,

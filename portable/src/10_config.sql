@@ -32,18 +32,19 @@ CREATE TRIGGER idgen_config_one_row BEFORE INSERT ON @extschema@.idgen_config
 INSERT INTO @extschema@.idgen_config DEFAULT VALUES;
 COMMENT ON TABLE @extschema@.idgen_config IS 'pg_idgen portable: machine id, worker id, epoch (read once per session)';
 
--- Every session caches the configuration in placeholder settings (idgen_portable.*), which any
--- role may set for itself. A cache only: RESET ALL or DISCARD ALL empties it and the next call
--- reads the table again. Uniqueness never depends on it (the sequences give it).
---   idgen_portable.machine    the xid12 machine id             (idgen_config_load)
---   idgen_portable.sf_epoch   the Snowflake epoch               (idgen_config_load)
---   idgen_portable.xid12_mp   machine << 16 | pid, for gen_xid12 (idgen_xid12_ready)
---   idgen_portable.sf_worker  worker << 12, for gen_snowflake   (idgen_snowflake_ready)
---   idgen_portable.xid12_key, xid12_head  gen_xid12's first 17 characters and their key
+-- No session setting decides an id (portable/README.md "Security"): placeholder settings
+-- (idgen_portable.*) are any role's to SET in its own session, so the generators keep nothing
+-- there. What a generator needs of the configuration is read from the table by IMMUTABLE
+-- functions without arguments (idgen_xid12_session, idgen_snowflake_worker,
+-- idgen_snowflake_epoch): PostgreSQL's planner computes such a call once, when it plans the
+-- gate's expression, as the gate's owner, and keeps the value in the plan the session caches
+-- for the gate. A session can neither set nor read that value; it can only make the gate plan
+-- again (DISCARD PLANS, idgen_config_reload), which reads the table again.
 -- The xid12 machine id of this database's generators: idgen_config's, or when that is NULL
 -- derived from the cluster's system identifier, the server's start time and the database's oid
--- (portable/README.md "Configuration"). Read from the table, not the session cache (which a
--- session may set): the writer registry reserves it as the server's own.
+-- (portable/README.md "Configuration"). Every value as a number, so no session setting
+-- (TimeZone, DateStyle) changes the text that is hashed. The writer registry reserves it as the
+-- server's own.
 CREATE FUNCTION @extschema@.idgen_config_machine() RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
@@ -58,55 +59,42 @@ BEGIN
         EXCEPTION WHEN insufficient_privilege OR undefined_function THEN
             seed := 'no system identifier';
         END;
-        seed := concat_ws(':', seed, pg_postmaster_start_time(),
-                          (SELECT oid FROM pg_database WHERE datname = current_database()));
+        seed := concat_ws(':', seed, extract(epoch FROM pg_postmaster_start_time())::numeric::text,
+                          (SELECT oid FROM pg_database WHERE datname = current_database())::text);
         machine := ('x' || left(md5(seed), 6))::bit(24)::bigint;
     END IF;
     RETURN machine;
 END
 $$;
-COMMENT ON FUNCTION @extschema@.idgen_config_machine() IS 'the xid12 machine id of this database''s generators, from idgen_config (not the session cache)';
+COMMENT ON FUNCTION @extschema@.idgen_config_machine() IS 'the xid12 machine id of this database''s generators, from idgen_config';
 
-CREATE FUNCTION @extschema@.idgen_config_load() RETURNS void
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    cfg record;
-BEGIN
-    SELECT * INTO STRICT cfg FROM @extschema@.idgen_config;
-    PERFORM set_config('idgen_portable.machine', @extschema@.idgen_config_machine()::text, false);
-    PERFORM set_config('idgen_portable.sf_epoch', cfg.snowflake_epoch::text, false);
-    PERFORM set_config('idgen_portable.xid12_mp', '', false);
-    PERFORM set_config('idgen_portable.xid12_key', '', false);
-    PERFORM set_config('idgen_portable.sf_worker', '', false);
-END
-$$;
-COMMENT ON FUNCTION @extschema@.idgen_config_load() IS 'reads idgen_config into this session''s cache (done by the first call that needs it)';
-
--- The cached value of one setting, reading the table first when the cache is empty.
+-- One value of the configuration, read from the table: 'machine' or 'sf_epoch' (the decoders'
+-- epoch; the name is the one earlier versions cached it under).
 CREATE FUNCTION @extschema@.idgen_config_get(name text) RETURNS bigint
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    value text := nullif(current_setting('idgen_portable.' || name, true), '');
 BEGIN
-    IF value IS NULL THEN
-        PERFORM @extschema@.idgen_config_load();
-        value := current_setting('idgen_portable.' || name);
+    IF name = 'machine' THEN
+        RETURN @extschema@.idgen_config_machine();
+    ELSIF name = 'sf_epoch' THEN
+        RETURN (SELECT c.snowflake_epoch FROM @extschema@.idgen_config c);
     END IF;
-    RETURN value::bigint;
+    RAISE EXCEPTION 'unknown pg_idgen portable configuration value %', name USING ERRCODE = 'invalid_parameter_value';
 END
 $$;
 
 -- A new configuration reaches sessions that start after it; this makes the calling session
--- read it again. Changing snowflake_epoch after ids were issued can repeat ids: don't.
+-- read it again (its cached plans are dropped, and the gates plan again, reading the table).
+-- Changing snowflake_epoch after ids were issued can repeat ids: don't.
 CREATE FUNCTION @extschema@.idgen_config_reload() RETURNS void
-    LANGUAGE sql VOLATILE PARALLEL UNSAFE
-BEGIN ATOMIC
-    SELECT @extschema@.idgen_config_load();
-END;
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    DISCARD PLANS;
+END
+$$;
 
 -- Raises an error with PostgreSQL's fields. IMMUTABLE so that an immutable SQL function that
 -- raises in one CASE branch can still be inlined; it never returns.

@@ -190,30 +190,30 @@ $$;
 
 CREATE SEQUENCE @extschema@.idgen_xid12_seq AS bigint MINVALUE 0 START 0 NO CYCLE CACHE 1;
 
--- This session's machine id.
+-- This database's machine id (idgen_config, 10_config.sql).
 CREATE FUNCTION @extschema@.xid12_current_machine() RETURNS bytea
     LANGUAGE sql STABLE PARALLEL SAFE
 RETURN substr(int8send(@extschema@.idgen_config_get('machine'::pg_catalog.text)), 6, 3);
 
--- What gen_xid12 caches: machine << 16 | the low 16 bits of the backend's pid.
-CREATE FUNCTION @extschema@.idgen_xid12_ready() RETURNS bigint
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    mp bigint;
-BEGIN
-    mp := (@extschema@.idgen_config_get('machine'::pg_catalog.text) << 16) | (pg_backend_pid() & 65535);
-    PERFORM set_config('idgen_portable.xid12_mp', mp::text, false);
-    RETURN mp;
-END
-$$;
+-- gen_xid12() writes the id's 20 characters (docs/formats.md §2: character i holds bits 5i to
+-- 5i + 4 of the 96, then 4 zero bits) from pieces looked up by bits of the sequence's value v:
+--   0-5    the second's top 30 bits           3 x idgen_b32_pairs   (v >> 46, >> 36, >> 26)
+--   6-14   the second's low 2 bits, machine,  idgen_xid12_session   ((v >> 21) & 31)
+--          pid, the counter's top 3 bits
+--   15-16  the counter's bits 20-11           idgen_b32_pairs       ((v >> 11) & 1023)
+--   17-19  the counter's low 11 bits          idgen_xid12_tails     (v & 2047)
+-- Each table is an IMMUTABLE function without arguments, which the planner computes once into
+-- the gate's cached plan (10_config.sql): nothing of it is in a setting a session could SET.
 
--- gen_xid12's text is cut after character 17 (docs/formats.md §2: characters 0-16 hold bits 0-84
--- of the 96, the last 3 characters the counter's low 11 bits and the 4 zero bits).
+-- Two characters for each 10-bit number, 2 bytes each (2048 bytes).
+CREATE FUNCTION @extschema@.idgen_b32_pairs() RETURNS bytea
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN (SELECT pg_catalog.convert_to(pg_catalog.string_agg(
+            pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', (c >> 5) + 1, 1)
+            || pg_catalog.substr('0123456789abcdefghijklmnopqrstuv', (c & 31) + 1, 1), '' ORDER BY c), 'UTF8')
+          FROM pg_catalog.generate_series(0, 1023) AS c);
 
 -- The last 3 characters for each of the counter's low 11 bits, 3 bytes each (6144 bytes).
--- IMMUTABLE without arguments: the planner computes it once into the gate's cached plan.
 CREATE FUNCTION @extschema@.idgen_xid12_tails() RETURNS bytea
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN (SELECT pg_catalog.convert_to(pg_catalog.string_agg(
@@ -222,35 +222,37 @@ RETURN (SELECT pg_catalog.convert_to(pg_catalog.string_agg(
             || CASE WHEN (c & 1) = 0 THEN '0' ELSE 'g' END, '' ORDER BY c), 'UTF8')
           FROM pg_catalog.generate_series(0, 2047) AS c);
 
--- The first 17 characters of the id of sequence value v (second, machine, pid, the counter's top
--- 13 bits), which change every 2048 values: kept in the session's cache with their key v >> 11
--- (idgen_portable.xid12_head, xid12_key) and returned. Called by gen_xid12() when the key differs.
-CREATE FUNCTION @extschema@.idgen_xid12_head(v bigint) RETURNS text
-    LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+-- This session's characters 6-14 for each value of (the second's low 2 bits, the counter's top
+-- 3), 9 bytes each (288 bytes): the machine id read from idgen_config (or derived) and the low
+-- 16 bits of the backend's pid. IMMUTABLE though it reads a table and the pid: it is computed
+-- when the gates are planned, as their owner, and is the same for the session's life (until
+-- idgen_config_reload() or DISCARD PLANS makes them plan again). EXECUTE: the owner only.
+CREATE FUNCTION @extschema@.idgen_xid12_session() RETURNS bytea
+    LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    mp bigint := nullif(current_setting('idgen_portable.xid12_mp', true), '')::bigint;
-    head text;
+    machine bigint := @extschema@.idgen_config_machine();
+    pid bigint := pg_backend_pid() & 65535;
 BEGIN
-    IF mp IS NULL THEN
-        mp := @extschema@.idgen_xid12_ready();
-    END IF;
-    IF (v >> 24) > 4294967295 THEN
-        RAISE EXCEPTION 'timestamp out of range for xid12: unix second % is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC', v >> 24
-            USING ERRCODE = 'datetime_field_overflow';
-    END IF;
-    -- 40 bits each: (second, machine's top 8), (machine's low 16, pid, counter's top 8), then
-    -- one character of the counter's next 5 bits. mp is the session's cache, which the caller
-    -- can set: only its 40 bits are used.
-    head := encode(int8send(@extschema@.idgen_b32_lanes(((v >> 24) << 8) | ((mp >> 32) & 255)))
-                   || int8send(@extschema@.idgen_b32_lanes(((mp & 4294967295) << 8) | ((v >> 16) & 255))), 'escape')
-            || substr('0123456789abcdefghijklmnopqrstuv', ((v >> 11) & 31)::integer + 1, 1);
-    PERFORM set_config('idgen_portable.xid12_head', head, false);
-    PERFORM set_config('idgen_portable.xid12_key', (v >> 11)::text, false);
-    RETURN head;
+    RETURN (SELECT convert_to(string_agg(substr(@extschema@.xid12_encode(((k >> 3)::bigint << 24) | machine,
+                                                                         (pid << 24) | ((k & 7)::bigint << 21)), 7, 9),
+                                         '' ORDER BY k), 'UTF8')
+              FROM generate_series(0, 31) AS k);
 END
 $$;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_xid12_session() FROM PUBLIC;
+
+-- This session's machine id for gen_xid12(timestamptz), as idgen_xid12_session.
+CREATE FUNCTION @extschema@.idgen_xid12_session_machine() RETURNS bigint
+    LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN @extschema@.idgen_config_machine();
+END
+$$;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_xid12_session_machine() FROM PUBLIC;
 
 -- Hot path: few PL/pgSQL statements, simple expressions. Its parts and their cost:
 -- portable/README.md "Measured here".
@@ -260,66 +262,55 @@ CREATE FUNCTION @extschema@.gen_xid12() RETURNS @extschema@.xid12
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    v bigint;
-    s bigint;
+    -- The jump count, nextval(), the count again (15_sequence.sql): the value stands when no
+    -- jump was open between the two reads.
+    j bigint := pg_catalog.pg_sequence_last_value('@extschema@.idgen_xid12_jumps'::pg_catalog.regclass);
+    v bigint := pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
 BEGIN
-    -- nextval() under the shared lock, tried once (else idgen_sequence_next waits for it). A
-    -- transaction-level lock in a block that always ends in an abort, which releases it: no
-    -- error or cancel, wherever it lands, leaves it held (15_sequence.sql; portable/README.md
-    -- "What a crash or a failover can do"). v keeps its value through the abort.
-    BEGIN
-        v := CASE WHEN pg_catalog.pg_try_advisory_xact_lock_shared(1885956452, '@extschema@.idgen_xid12_seq'::pg_catalog.regclass::pg_catalog.oid::integer)
-                  THEN pg_catalog.nextval('@extschema@.idgen_xid12_seq'::pg_catalog.regclass)
-                  ELSE @extschema@.idgen_sequence_next('@extschema@.idgen_xid12_seq'::pg_catalog.regclass) END;
-        RAISE SQLSTATE 'IDG00';
-    EXCEPTION WHEN SQLSTATE 'IDG00' THEN
-        NULL;
-    WHEN read_only_sql_transaction THEN
-        RAISE EXCEPTION 'cannot execute gen_xid12() in a read-only transaction'
-            USING ERRCODE = 'read_only_sql_transaction';
-    END;
+    IF j IS DISTINCT FROM pg_catalog.pg_sequence_last_value('@extschema@.idgen_xid12_jumps'::pg_catalog.regclass)
+       OR (j & 1) = 1 THEN
+        v := @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass,
+                 '@extschema@.idgen_xid12_jumps'::pg_catalog.regclass, '@extschema@.idgen_xid12_jumper'::pg_catalog.regclass, 0::pg_catalog.int8, true);
+    END IF;
     -- Behind the clock: jump, waiting for the lock when it is busy, so that an id never carries
     -- a second before the clock's (portable/README.md "How far behind the clock").
     IF (v >> 24) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())) THEN
-        s := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;
-        IF NOT @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24) THEN
-            PERFORM @extschema@.idgen_sequence_jump_wait('@extschema@.idgen_xid12_seq'::pg_catalog.regclass, s << 24);
-        END IF;
-        v := @extschema@.idgen_sequence_next('@extschema@.idgen_xid12_seq'::pg_catalog.regclass);
+        v := @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass,
+                 '@extschema@.idgen_xid12_jumps'::pg_catalog.regclass, '@extschema@.idgen_xid12_jumper'::pg_catalog.regclass,
+                 pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint << 24, true);
     END IF;
-    -- The first 17 characters from the session's cache (idgen_xid12_head when its key differs),
-    -- the last 3 from idgen_xid12_tails (docs/formats.md §2).
-    RETURN CASE WHEN (v >> 11)::text = pg_catalog.current_setting('idgen_portable.xid12_key', true)
-                THEN pg_catalog.current_setting('idgen_portable.xid12_head')
-                ELSE @extschema@.idgen_xid12_head(v) END
-        || pg_catalog.encode(pg_catalog.substr(@extschema@.idgen_xid12_tails(), ((v & 2047) * 3)::integer + 1, 3), 'escape');
+    IF v > 72057594037927935 THEN
+        RAISE EXCEPTION 'timestamp out of range for xid12: unix second % is outside 1970-01-01 00:00:00 .. 2106-02-07 06:28:15 UTC', v >> 24
+            USING ERRCODE = 'datetime_field_overflow';
+    END IF;
+    RETURN pg_catalog.encode(pg_catalog.substr(@extschema@.idgen_b32_pairs(), (((v >> 46) & 1023) * 2)::integer + 1, 2)
+        || pg_catalog.substr(@extschema@.idgen_b32_pairs(), (((v >> 36) & 1023) * 2)::integer + 1, 2)
+        || pg_catalog.substr(@extschema@.idgen_b32_pairs(), (((v >> 26) & 1023) * 2)::integer + 1, 2)
+        || pg_catalog.substr(@extschema@.idgen_xid12_session(), (((v >> 21) & 31) * 9)::integer + 1, 9)
+        || pg_catalog.substr(@extschema@.idgen_b32_pairs(), (((v >> 11) & 1023) * 2)::integer + 1, 2)
+        || pg_catalog.substr(@extschema@.idgen_xid12_tails(), ((v & 2047) * 3)::integer + 1, 3), 'escape');
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12() FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.gen_xid12() IS 'a new xid12, greater than every earlier one of this database''s sequence (so of this session)';
 
--- The counter of gen_xid12(timestamptz): a running counter of its own (as native's), never
--- jumped, so no lock: ids of one given second differ until 16777216 backfill ids were taken.
+-- The counter of gen_xid12(timestamptz): a running counter of its own, never jumped, so no
+-- lock, and never wrapped: its 40 bits fill the id's pid and counter fields (the pid field is
+-- the counter's top 16 bits), so ids of one given second differ, and follow the calls' order,
+-- until 2^40 backfill ids were taken in the database; then it fails (2200H) rather than repeat.
 -- Only the owner has rights on it; gen_xid12(timestamptz) is its gate.
-CREATE SEQUENCE @extschema@.idgen_xid12_backfill_seq AS bigint MINVALUE 0 MAXVALUE 16777215 START 0 CYCLE CACHE 1;
+CREATE SEQUENCE @extschema@.idgen_xid12_backfill_seq AS bigint MINVALUE 0 MAXVALUE 1099511627775 START 0 NO CYCLE CACHE 1;
 
--- An id of the given second (backfills), its counter from idgen_xid12_backfill_seq. Not ordered
--- with gen_xid12()'s ids, and may equal one of them of the same second: portable/README.md
--- "Uniqueness".
+-- An id of the given second (backfills), its pid and counter fields from
+-- idgen_xid12_backfill_seq. Not ordered with gen_xid12()'s ids, and may equal one of them of
+-- the same second: portable/README.md "Uniqueness".
 CREATE FUNCTION @extschema@.gen_xid12(ts timestamptz) RETURNS @extschema@.xid12
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    s bigint := @extschema@.xid12_seconds(ts);
-    mp bigint := nullif(pg_catalog.current_setting('idgen_portable.xid12_mp', true), '')::bigint;
 BEGIN
-    IF mp IS NULL THEN
-        mp := @extschema@.idgen_xid12_ready();
-    END IF;
-    mp := mp & 1099511627775;
-    RETURN @extschema@.xid12_encode((s << 24) | (mp >> 16),
-        ((mp & 65535) << 24) | pg_catalog.nextval('@extschema@.idgen_xid12_backfill_seq'::pg_catalog.regclass));
+    RETURN @extschema@.xid12_encode((@extschema@.xid12_seconds(ts) << 24) | @extschema@.idgen_xid12_session_machine(),
+        pg_catalog.nextval('@extschema@.idgen_xid12_backfill_seq'::pg_catalog.regclass));
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12(timestamptz) FROM PUBLIC;

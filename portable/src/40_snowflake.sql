@@ -5,9 +5,11 @@
 -- it does not depend on the epoch: portable/README.md "Uniqueness".
 CREATE SEQUENCE @extschema@.idgen_snowflake_seq AS bigint MINVALUE 0 START 0 NO CYCLE CACHE 1;
 
--- What gen_snowflake caches: worker << 12, after checking that the worker id is set.
-CREATE FUNCTION @extschema@.idgen_snowflake_ready() RETURNS bigint
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+-- This session's worker id << 12 and Snowflake epoch, read from idgen_config. IMMUTABLE though
+-- they read a table: computed when gen_snowflake() is planned, as its owner, and kept in the
+-- plan the session caches (10_config.sql), never in a setting. EXECUTE: the owner only.
+CREATE FUNCTION @extschema@.idgen_snowflake_worker() RETURNS bigint
+    LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -20,19 +22,26 @@ BEGIN
                   HINT = 'Give this database a worker id (0 .. 1023) unique among the databases whose snowflake ids meet, e.g. UPDATE '
                          || '@extschema@.idgen_config SET worker_id = 1; (sessions read it when they start).';
     END IF;
-    PERFORM @extschema@.idgen_config_get('sf_epoch'::pg_catalog.text);
-    PERFORM set_config('idgen_portable.sf_worker', (worker::bigint << 12)::text, false);
     RETURN worker::bigint << 12;
 END
 $$;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_snowflake_worker() FROM PUBLIC;
 
--- gen_snowflake's errors for a time (unix ms) outside the 41 bits after the epoch.
-CREATE FUNCTION @extschema@.idgen_snowflake_range(unix_ms bigint) RETURNS bigint
-    LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE
+CREATE FUNCTION @extschema@.idgen_snowflake_epoch() RETURNS bigint
+    LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    e bigint := current_setting('idgen_portable.sf_epoch')::bigint;
+BEGIN
+    RETURN (SELECT c.snowflake_epoch FROM @extschema@.idgen_config c);
+END
+$$;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_snowflake_epoch() FROM PUBLIC;
+
+-- gen_snowflake's errors for a time (unix ms) outside the 41 bits after the epoch e.
+CREATE FUNCTION @extschema@.idgen_snowflake_range(unix_ms bigint, e bigint) RETURNS bigint
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
 BEGIN
     IF unix_ms < e THEN
         RAISE EXCEPTION 'time % ms since 1970-01-01 is before the snowflake epoch % ms (idgen_config.snowflake_epoch)', unix_ms, e
@@ -50,42 +59,34 @@ CREATE FUNCTION @extschema@.gen_snowflake() RETURNS bigint
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    w bigint := nullif(pg_catalog.current_setting('idgen_portable.sf_worker', true), '')::bigint;
-    v bigint;
+    -- The jump count, nextval(), the count again (15_sequence.sql): the value stands when no
+    -- jump was open between the two reads. The worker (its check first: 55000 when unset).
+    w bigint := @extschema@.idgen_snowflake_worker();
+    j bigint := pg_catalog.pg_sequence_last_value('@extschema@.idgen_snowflake_jumps'::pg_catalog.regclass);
+    v bigint := pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
     ms bigint;
 BEGIN
-    IF w IS NULL THEN
-        w := @extschema@.idgen_snowflake_ready();
+    IF j IS DISTINCT FROM pg_catalog.pg_sequence_last_value('@extschema@.idgen_snowflake_jumps'::pg_catalog.regclass)
+       OR (j & 1) = 1 THEN
+        v := @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass,
+                 '@extschema@.idgen_snowflake_jumps'::pg_catalog.regclass, '@extschema@.idgen_snowflake_jumper'::pg_catalog.regclass, 0::pg_catalog.int8, true);
     END IF;
-    -- nextval() under the shared lock, tried once, in a block that always ends in an abort,
-    -- which releases the lock whatever happens (as in gen_xid12, 20_xid12.sql).
-    BEGIN
-        v := CASE WHEN pg_catalog.pg_try_advisory_xact_lock_shared(1885956452, '@extschema@.idgen_snowflake_seq'::pg_catalog.regclass::pg_catalog.oid::integer)
-                  THEN pg_catalog.nextval('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass)
-                  ELSE @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass) END;
-        RAISE SQLSTATE 'IDG00';
-    EXCEPTION WHEN SQLSTATE 'IDG00' THEN
-        NULL;
-    WHEN read_only_sql_transaction THEN
-        RAISE EXCEPTION 'cannot execute gen_snowflake() in a read-only transaction'
-            USING ERRCODE = 'read_only_sql_transaction';
-    END;
     -- Behind the clock: jump; when the lock is busy, go on with v unless it is more than
     -- 100 ms behind, then wait for the lock (portable/README.md "How far behind the clock").
     IF (v >> 12) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000) THEN
         ms := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
-        IF @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass, ms << 12) THEN
-            v := @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
-        ELSIF (v >> 12) < ms - 100 THEN
-            PERFORM @extschema@.idgen_sequence_jump_wait('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass, ms << 12);
-            v := @extschema@.idgen_sequence_next('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass);
-        END IF;
+        v := coalesce(@extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass,
+                          '@extschema@.idgen_snowflake_jumps'::pg_catalog.regclass, '@extschema@.idgen_snowflake_jumper'::pg_catalog.regclass,
+                          ms << 12, false),
+                      CASE WHEN (v >> 12) >= ms - 100 THEN v END,
+                      @extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass,
+                          '@extschema@.idgen_snowflake_jumps'::pg_catalog.regclass, '@extschema@.idgen_snowflake_jumper'::pg_catalog.regclass,
+                          ms << 12, true));
     END IF;
-    -- The time since the epoch, in 41 bits (or idgen_snowflake_range's error); w is the
-    -- session's cache, which the caller can set: only the worker's 10 bits are used.
-    ms := (v >> 12) - pg_catalog.current_setting('idgen_portable.sf_epoch')::bigint;
-    RETURN CASE WHEN ms >= 0 AND ms <= 2199023255551 THEN (ms << 22) | (w & 4190208) | (v & 4095)
-                ELSE @extschema@.idgen_snowflake_range(v >> 12) END;
+    -- The time since the epoch, in 41 bits (or idgen_snowflake_range's error).
+    ms := (v >> 12) - @extschema@.idgen_snowflake_epoch();
+    RETURN CASE WHEN ms >= 0 AND ms <= 2199023255551 THEN (ms << 22) | w | (v & 4095)
+                ELSE @extschema@.idgen_snowflake_range(v >> 12, @extschema@.idgen_snowflake_epoch()) END;
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_snowflake() FROM PUBLIC;

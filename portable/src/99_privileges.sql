@@ -5,9 +5,10 @@
 -- revoked from PUBLIC again where the edition means it (the gates and the helpers that reach
 -- the shared state). The intended grants are none (the owner grants them afterwards,
 -- portable/README.md "Security") but native's: SELECT on idgen_registry_pool to PUBLIC
--- (sql/registry.sql), and on idgen_backfill_progress (sql/backfill.sql) SELECT, INSERT, UPDATE
--- and DELETE to PUBLIC, each role's rows guarded by its row-level security policies; any other
--- grant on them (TRUNCATE, which ignores those policies) goes too.
+-- (sql/registry.sql), and on idgen_backfill_progress (sql/backfill.sql) SELECT and INSERT to
+-- PUBLIC (and UPDATE of its progress columns), each role's rows guarded by its row-level
+-- security policies; any other grant on it (UPDATE or DELETE of the table, which LOCK TABLE
+-- takes as leave to stop every run; TRUNCATE, which ignores those policies) goes too.
 -- The edition's objects: those this transaction created (plain script), or members of the
 -- extension (TLE).
 DO $$
@@ -29,7 +30,7 @@ BEGIN
            -- each role reads and writes its own backfill progress rows.
            AND NOT (c.relname = 'idgen_registry_pool' AND a.grantee = 0 AND a.privilege_type = 'SELECT')
            AND NOT (c.relname = 'idgen_backfill_progress' AND a.grantee = 0
-                    AND a.privilege_type IN ('SELECT', 'INSERT', 'UPDATE', 'DELETE'))
+                    AND a.privilege_type IN ('SELECT', 'INSERT'))
            AND (c.xmin = me OR EXISTS (SELECT FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
                                        AND d.objid = c.oid AND d.refobjid = ext AND d.deptype = 'e'))
         UNION ALL
@@ -44,24 +45,28 @@ BEGIN
     END LOOP;
     REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12(), @extschema@.gen_xid12(timestamptz),
         @extschema@.gen_snowflake(), @extschema@.rapkey_next(text),
-        @extschema@.idgen_sequence_jump(regclass, bigint), @extschema@.idgen_sequence_wait(regclass),
-        @extschema@.idgen_sequence_next(regclass) FROM PUBLIC;
+        @extschema@.idgen_sequence_jump(regclass, regclass, regclass, bigint, boolean),
+        @extschema@.idgen_xid12_session(), @extschema@.idgen_xid12_session_machine(),
+        @extschema@.idgen_snowflake_worker(), @extschema@.idgen_snowflake_epoch() FROM PUBLIC;
     SELECT pg_catalog.string_agg(pg_catalog.format('%s on %s', a.privilege_type, c.oid::pg_catalog.regclass), ', ')
       INTO left_over
       FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
      WHERE c.relnamespace = nsp AND a.grantee <> c.relowner
-       AND (c.relname IN ('idgen_config', 'rapkey_counter', 'idgen_xid12_seq', 'idgen_snowflake_seq', 'idgen_xid12_backfill_seq')
+       AND (c.relname IN ('idgen_config', 'rapkey_counter', 'idgen_xid12_seq', 'idgen_snowflake_seq', 'idgen_xid12_backfill_seq',
+                          'idgen_xid12_jumps', 'idgen_snowflake_jumps', 'idgen_xid12_jumper', 'idgen_snowflake_jumper')
             OR c.relname LIKE 'idgen\_registry\_%' AND NOT (c.relname = 'idgen_registry_pool' AND a.grantee = 0 AND a.privilege_type = 'SELECT')
             OR (c.relname = 'idgen_backfill_progress'
-                AND NOT (a.grantee = 0 AND a.privilege_type IN ('SELECT', 'INSERT', 'UPDATE', 'DELETE'))));
+                AND NOT (a.grantee = 0 AND a.privilege_type IN ('SELECT', 'INSERT'))));
     SELECT pg_catalog.concat_ws(', ', left_over, pg_catalog.string_agg(pg_catalog.format('EXECUTE on %s', p.oid::pg_catalog.regprocedure), ', '))
       INTO left_over
       FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
      WHERE p.oid IN ('@extschema@.gen_xid12()'::pg_catalog.regprocedure, '@extschema@.gen_xid12(timestamptz)'::pg_catalog.regprocedure,
                      '@extschema@.gen_snowflake()'::pg_catalog.regprocedure, '@extschema@.rapkey_next(text)'::pg_catalog.regprocedure,
-                     '@extschema@.idgen_sequence_jump(regclass, bigint)'::pg_catalog.regprocedure,
-                     '@extschema@.idgen_sequence_wait(regclass)'::pg_catalog.regprocedure,
-                     '@extschema@.idgen_sequence_next(regclass)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_sequence_jump(regclass, regclass, regclass, bigint, boolean)'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_xid12_session()'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_xid12_session_machine()'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_snowflake_worker()'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_snowflake_epoch()'::pg_catalog.regprocedure,
                      -- The writer registry's gates and the DBA's functions (sql/registry.sql):
                      -- EXECUTE goes to writers by idgen_pool_allow, after the install.
                      '@extschema@.idgen_acquire(text, text, interval, text)'::pg_catalog.regprocedure,

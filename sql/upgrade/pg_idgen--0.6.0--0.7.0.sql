@@ -1453,6 +1453,13 @@ $$;
 COMMENT ON FUNCTION idgen_check_cluster_identities() IS 'Citus: every node''s effective xid12 machine id and Snowflake worker id; an error when two nodes share one; on the coordinator, reserves them in the writer registry';
 -- <<< sql/snowflake.sql idgen_check_cluster_identities
 
+-- No role stops another's backfill (issue 44): sql/backfill.sql ---------------------------------
+-- UPDATE of the progress columns only, no DELETE: LOCK TABLE on it in SHARE mode or stronger is
+-- refused to all but its owner.
+REVOKE UPDATE, DELETE ON idgen_backfill_progress FROM PUBLIC;
+GRANT UPDATE (pid, started_at, updated_at, reported_at, finished_at, batches, rows_done, rows_total,
+              rows_per_second, eta, walk, rows_total_estimated) ON idgen_backfill_progress TO PUBLIC;
+
 -- As at the end of a fresh install (sql/registry.sql): the registry's origin, recorded now (a
 -- registry that 0.6.0 never used has none yet; one on a new timeline or cluster is fenced now).
 SELECT @extschema@.idgen_registry_check_origin();

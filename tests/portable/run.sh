@@ -47,6 +47,7 @@ psql_at portable "$PORT" postgres \
     -c "CREATE ROLE idgen_owner LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
     -c "CREATE ROLE idgen_writer LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
     -c "CREATE ROLE idgen_other LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
+    -c "CREATE ROLE idgen_stranger LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
     -c "CREATE DATABASE app OWNER idgen_owner"
 as_owner() { "$BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U idgen_owner -d app "$@"; }
 
@@ -124,6 +125,13 @@ PORTABLE_OTHER_DSN="host=$SOCK port=$PORT user=idgen_other dbname=app options='-
     PORTABLE_WRITER_DSN="host=$SOCK port=$PORT user=idgen_writer dbname=app options='-c search_path='" \
     "$PY" "$ROOT/tests/portable/test_portable.py" \
     "host=$SOCK port=$PORT user=idgen_owner dbname=app options='-c search_path='" "${NATIVE_DSN[@]}"
+
+# What a writer sets in its session, what a role with only CONNECT can lock, the backfill
+# counter's end (issue 44).
+say "tests/portable/test_hostile.py"
+PORTABLE_WRITER_DSN="host=$SOCK port=$PORT user=idgen_writer dbname=app options='-c search_path='" \
+    PORTABLE_STRANGER_DSN="host=$SOCK port=$PORT user=idgen_stranger dbname=app" \
+    "$PY" "$ROOT/tests/portable/test_hostile.py" "host=$SOCK port=$PORT user=idgen_owner dbname=app options='-c search_path='"
 
 say "tests/portable/test_backfill.py"
 PORTABLE_OTHER_DSN="host=$SOCK port=$PORT user=idgen_other dbname=app options='-c search_path='" \

@@ -53,6 +53,7 @@ psql_at tle "$PORT" postgres \
     -c "CREATE ROLE idgen_owner LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
     -c "CREATE ROLE idgen_writer LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
     -c "CREATE ROLE idgen_other LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
+    -c "CREATE ROLE idgen_stranger LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
     -c "CREATE DATABASE app OWNER idgen_owner" \
     -c "CREATE DATABASE restored OWNER idgen_owner"
 for db in app restored; do
@@ -88,6 +89,10 @@ PORTABLE_SESSIONS=${PORTABLE_SESSIONS:-4} PORTABLE_PER_SESSION=${PORTABLE_PER_SE
     PORTABLE_TIMING_N=${PORTABLE_TIMING_N:-50000} \
     PORTABLE_OTHER_DSN=$(dsn idgen_other) PORTABLE_WRITER_DSN=$(dsn idgen_writer) \
     "$PY" "$ROOT/tests/portable/test_portable.py" "$(dsn idgen_owner)"
+
+say "tests/portable/test_hostile.py against the TLE"
+PORTABLE_WRITER_DSN=$(dsn idgen_writer) PORTABLE_STRANGER_DSN=$(dsn idgen_stranger) \
+    "$PY" "$ROOT/tests/portable/test_hostile.py" "$(dsn idgen_owner)"
 
 say "tests/portable/test_backfill.py against the TLE"
 PORTABLE_OTHER_DSN=$(dsn idgen_other) PORTABLE_WRITER_DSN=$(dsn idgen_writer) \

@@ -58,6 +58,12 @@ SET ROLE regress_idgen_other;
 SELECT count(*) AS runs_seen FROM idgen_backfill_progress WHERE run_by = 'regress_idgen_app';
 WITH changed AS (UPDATE idgen_backfill_progress SET rows_done = 0 WHERE run_by = 'regress_idgen_app' RETURNING 1)
 SELECT count(*) AS changed FROM changed;
+-- Nor lock it so as to stop a run (SHARE mode and stronger need UPDATE or DELETE on the table,
+-- which nobody but its owner has), nor delete a row, nor lock another role's row.
+SELECT test_helpers.error_of($$LOCK TABLE idgen_backfill_progress IN SHARE MODE$$) AS share_lock,
+       test_helpers.error_of($$LOCK TABLE idgen_backfill_progress$$) AS exclusive_lock,
+       test_helpers.error_of($$DELETE FROM idgen_backfill_progress WHERE run_by = 'regress_idgen_app'$$) AS deleted;
+SELECT count(*) AS locked FROM (SELECT FROM idgen_backfill_progress WHERE run_by = 'regress_idgen_app' FOR UPDATE) l;
 SELECT test_helpers.error_of($$CALL idgen_backfill('regress_app.orders', 'later_id', 'gen_xid12()')$$);
 RESET ROLE;
 REVOKE USAGE ON SCHEMA test_helpers FROM regress_idgen_other;

@@ -243,17 +243,6 @@ END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.idgen_xid12_session() FROM PUBLIC;
 
--- This session's machine id for gen_xid12(timestamptz), as idgen_xid12_session.
-CREATE FUNCTION @extschema@.idgen_xid12_session_machine() RETURNS bigint
-    LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    RETURN @extschema@.idgen_config_machine();
-END
-$$;
-REVOKE EXECUTE ON FUNCTION @extschema@.idgen_xid12_session_machine() FROM PUBLIC;
-
 -- Hot path: few PL/pgSQL statements, simple expressions. Its parts and their cost:
 -- portable/README.md "Measured here".
 -- The gate to the sequence (15_sequence.sql): SECURITY DEFINER, EXECUTE granted by the owner.
@@ -301,16 +290,44 @@ COMMENT ON FUNCTION @extschema@.gen_xid12() IS 'a new xid12, greater than every 
 -- Only the owner has rights on it; gen_xid12(timestamptz) is its gate.
 CREATE SEQUENCE @extschema@.idgen_xid12_backfill_seq AS bigint MINVALUE 0 MAXVALUE 1099511627775 START 0 NO CYCLE CACHE 1;
 
+-- gen_xid12(timestamptz)'s characters 6-11 for each value of (the second's low 2 bits, the
+-- counter's top 4 bits): the machine id as idgen_xid12_session has it, 6 bytes each (384 bytes).
+-- Its characters 0-5 and 12-19 come from idgen_b32_pairs and idgen_xid12_tails as gen_xid12()'s.
+CREATE FUNCTION @extschema@.idgen_xid12_backfill_session() RETURNS bytea
+    LANGUAGE plpgsql IMMUTABLE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    machine bigint := @extschema@.idgen_config_machine();
+BEGIN
+    RETURN (SELECT convert_to(string_agg(substr(@extschema@.xid12_encode(((k >> 4)::bigint << 24) | machine,
+                                                                         (k & 15)::bigint << 36), 7, 6),
+                                         '' ORDER BY k), 'UTF8')
+              FROM generate_series(0, 63) AS k);
+END
+$$;
+REVOKE EXECUTE ON FUNCTION @extschema@.idgen_xid12_backfill_session() FROM PUBLIC;
+
 -- An id of the given second (backfills), its pid and counter fields from
--- idgen_xid12_backfill_seq. Not ordered with gen_xid12()'s ids, and may equal one of them of
--- the same second: portable/README.md "Uniqueness".
+-- idgen_xid12_backfill_seq (c: pid = c >> 24, counter = c & 16777215). Not ordered with
+-- gen_xid12()'s ids, and may equal one of them of the same second: portable/README.md
+-- "Uniqueness".
 CREATE FUNCTION @extschema@.gen_xid12(ts timestamptz) RETURNS @extschema@.xid12
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    s bigint := @extschema@.xid12_seconds(ts);
+    c bigint := pg_catalog.nextval('@extschema@.idgen_xid12_backfill_seq'::pg_catalog.regclass);
 BEGIN
-    RETURN @extschema@.xid12_encode((@extschema@.xid12_seconds(ts) << 24) | @extschema@.idgen_xid12_session_machine(),
-        pg_catalog.nextval('@extschema@.idgen_xid12_backfill_seq'::pg_catalog.regclass));
+    RETURN pg_catalog.encode(pg_catalog.substr(@extschema@.idgen_b32_pairs(), (((s >> 22) & 1023) * 2)::integer + 1, 2)
+        || pg_catalog.substr(@extschema@.idgen_b32_pairs(), (((s >> 12) & 1023) * 2)::integer + 1, 2)
+        || pg_catalog.substr(@extschema@.idgen_b32_pairs(), (((s >> 2) & 1023) * 2)::integer + 1, 2)
+        || pg_catalog.substr(@extschema@.idgen_xid12_backfill_session(), ((((s & 3) << 4) | ((c >> 36) & 15)) * 6)::integer + 1, 6)
+        || pg_catalog.substr(@extschema@.idgen_b32_pairs(), (((c >> 26) & 1023) * 2)::integer + 1, 2)
+        || pg_catalog.substr(@extschema@.idgen_b32_pairs(), (((c >> 21) & 31) * 2)::integer + 2, 1)
+        || pg_catalog.substr(@extschema@.idgen_b32_pairs(), (((c >> 11) & 1023) * 2)::integer + 1, 2)
+        || pg_catalog.substr(@extschema@.idgen_xid12_tails(), ((c & 2047) * 3)::integer + 1, 3), 'escape');
 END
 $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12(timestamptz) FROM PUBLIC;

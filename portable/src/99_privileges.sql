@@ -46,7 +46,7 @@ BEGIN
     REVOKE EXECUTE ON FUNCTION @extschema@.gen_xid12(), @extschema@.gen_xid12(timestamptz),
         @extschema@.gen_snowflake(), @extschema@.rapkey_next(text),
         @extschema@.idgen_sequence_jump(regclass, regclass, regclass, bigint, boolean),
-        @extschema@.idgen_xid12_session(), @extschema@.idgen_xid12_session_machine(),
+        @extschema@.idgen_xid12_session(), @extschema@.idgen_xid12_backfill_session(),
         @extschema@.idgen_snowflake_worker(), @extschema@.idgen_snowflake_epoch() FROM PUBLIC;
     SELECT pg_catalog.string_agg(pg_catalog.format('%s on %s', a.privilege_type, c.oid::pg_catalog.regclass), ', ')
       INTO left_over
@@ -64,7 +64,7 @@ BEGIN
                      '@extschema@.gen_snowflake()'::pg_catalog.regprocedure, '@extschema@.rapkey_next(text)'::pg_catalog.regprocedure,
                      '@extschema@.idgen_sequence_jump(regclass, regclass, regclass, bigint, boolean)'::pg_catalog.regprocedure,
                      '@extschema@.idgen_xid12_session()'::pg_catalog.regprocedure,
-                     '@extschema@.idgen_xid12_session_machine()'::pg_catalog.regprocedure,
+                     '@extschema@.idgen_xid12_backfill_session()'::pg_catalog.regprocedure,
                      '@extschema@.idgen_snowflake_worker()'::pg_catalog.regprocedure,
                      '@extschema@.idgen_snowflake_epoch()'::pg_catalog.regprocedure,
                      -- The writer registry's gates and the DBA's functions (sql/registry.sql):

@@ -99,8 +99,9 @@ PGOPTIONS="-c idgen_portable.nothing_to_do=on" as_owner -v schema=idgen_dp -f "$
 as_owner -tAc "SELECT idgen_dp.idgen_portable_version()" | grep -qx "$VERSION" || die "not installed into idgen_dp"
 for sql in "SELECT setval('idgen_dp.idgen_xid12_seq', 1)" "SELECT setval('idgen_dp.idgen_snowflake_seq', 1)" \
            "SELECT nextval('idgen_dp.idgen_xid12_backfill_seq')" "UPDATE idgen_dp.idgen_config SET worker_id = 1" \
-           "DELETE FROM idgen_dp.rapkey_counter" "SELECT idgen_dp.idgen_sequence_jump('idgen_dp.idgen_xid12_seq'::regclass, 1)" \
-           "SELECT idgen_dp.idgen_sequence_wait('idgen_dp.idgen_xid12_seq'::regclass)" "SELECT idgen_dp.gen_xid12()" \
+           "DELETE FROM idgen_dp.rapkey_counter" \
+           "SELECT idgen_dp.idgen_sequence_jump('idgen_dp.idgen_xid12_seq', 'idgen_dp.idgen_xid12_jumps', 'idgen_dp.idgen_xid12_jumper', 1, true)" \
+           "SELECT setval('idgen_dp.idgen_xid12_jumps', 1)" "SELECT idgen_dp.idgen_xid12_session()" "SELECT idgen_dp.gen_xid12()" \
            "SELECT idgen_dp.gen_xid12(now())" "SELECT idgen_dp.gen_snowflake()" "SELECT idgen_dp.rapkey_next('a.b')" \
            "SELECT idgen_dp.idgen_acquire('snowflake', 'w')" "UPDATE idgen_dp.idgen_registry_grant SET hi = lo" \
            "SELECT nextval('idgen_dp.idgen_registry_grant_id_seq')" "DELETE FROM idgen_dp.idgen_registry_site" \

@@ -165,8 +165,15 @@ def install(p) -> None:
     grants = sorted(p.execute("""SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE a.grantee::regrole::text END,
         a.privilege_type FROM pg_class c, aclexplode(c.relacl) a
         WHERE c.oid = 'idgen.idgen_backfill_progress'::regclass AND a.grantee <> c.relowner""").fetchall())
-    want = sorted(("PUBLIC", t) for t in ("SELECT", "INSERT", "UPDATE", "DELETE"))
+    # UPDATE of the progress columns only, and no DELETE: with UPDATE or DELETE on the table, LOCK
+    # TABLE in SHARE mode or stronger is allowed (issue 44; tests/portable/test_hostile.py).
+    want = sorted(("PUBLIC", t) for t in ("SELECT", "INSERT"))
     check(grants == want, f"grants on idgen_backfill_progress: {grants}")
+    columns = [r[0] for r in p.execute("""SELECT a.attname FROM pg_attribute a
+        WHERE a.attrelid = 'idgen.idgen_backfill_progress'::regclass AND a.attnum > 0
+          AND has_column_privilege('public', a.attrelid, a.attnum, 'UPDATE') ORDER BY a.attnum""")]
+    check("rows_done" in columns and not {"relation", "target_column", "run_by"} & set(columns),
+          f"columns PUBLIC may update: {columns}")
     rls = one(p, """SELECT c.relrowsecurity, c.relforcerowsecurity,
         (SELECT array_agg(polname::text ORDER BY polname) FROM pg_policy WHERE polrelid = c.oid)
         FROM pg_class c WHERE c.oid = 'idgen.idgen_backfill_progress'::regclass""")
@@ -437,26 +444,30 @@ def rights(p, w, o) -> None:
     row = """INSERT INTO idgen.idgen_backfill_progress (relation, target_column, run_by, pid, started_at, updated_at,
         reported_at, batches, rows_done, rows_total) VALUES ('idgen.idgen_config'::regclass, 'x', %s, 0, now(), now(), now(), 0, 0, 0)"""
     for conn, role, theirs in ((o, "idgen_other", "idgen_writer"), (w, "idgen_writer", "idgen_owner")):
-        for sql in (f"UPDATE idgen.idgen_backfill_progress SET rows_done = 0 WHERE run_by = '{theirs}'",
-                    f"DELETE FROM idgen.idgen_backfill_progress WHERE run_by = '{theirs}'"):
-            changed = conn.execute(sql).rowcount
-            check(changed == 0, f"{role}: {sql}: {changed} rows")
+        sql = f"UPDATE idgen.idgen_backfill_progress SET rows_done = 0 WHERE run_by = '{theirs}'"
+        changed = conn.execute(sql).rowcount
+        check(changed == 0, f"{role}: {sql}: {changed} rows")
+        got = error_of(conn, f"DELETE FROM idgen.idgen_backfill_progress WHERE run_by = '{theirs}'")
+        check(got is not None and got[0] == "42501", f"{role} deletes rows of {theirs}: {got}")
         got = error_of(conn, row, (theirs,))
         check(got is not None and got[0] == "42501", f"{role} inserts a row of {theirs}: {got}")
-        # Its own row: written, not given away, deleted.
+        # Its own row: written, not given away, not deleted (no DELETE: the owner clears it).
         check(error_of(conn, row, (role,)) is None, f"{role} cannot write its own progress row")
         got = error_of(conn, f"UPDATE idgen.idgen_backfill_progress SET run_by = '{theirs}' WHERE run_by = '{role}'")
         check(got is not None and got[0] == "42501", f"{role} gives its row to {theirs}: {got}")
-        deleted = conn.execute("DELETE FROM idgen.idgen_backfill_progress WHERE target_column = 'x'").rowcount
-        check(deleted == 1, f"{role} deletes its own row: {deleted}")
+        got = error_of(conn, "DELETE FROM idgen.idgen_backfill_progress WHERE target_column = 'x'")
+        check(got is not None and got[0] == "42501", f"{role} deletes its own row: {got}")
+        p.execute("DELETE FROM idgen.idgen_backfill_progress WHERE target_column = 'x'")
         got = error_of(conn, "TRUNCATE idgen.idgen_backfill_progress")
         check(got is not None and got[0] == "42501", f"{role} truncates the progress: {got}")
     after = p.execute(state).fetchall()
     check(after == before, f"progress rows changed by the other roles' attempts: {before} -> {after}")
-    # A role's own rows are its own to clear.
-    w.execute("DELETE FROM idgen.idgen_backfill_progress WHERE relation = 'bf_w.target'::regclass")
+    # The owner clears them.
+    p.execute("""DELETE FROM idgen.idgen_backfill_progress WHERE relation::oid =
+        (SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = 'bf_w' AND c.relname = 'target')""")
     print("rights: another role cannot fill a table it may not update (42501); it reads every run's progress, "
-          "changes none of another role's rows, cannot insert one or truncate (42501)")
+          "changes none of another role's rows, cannot insert one, delete any or truncate (42501)")
 
 
 def spy(schema: str) -> str:
@@ -805,7 +816,6 @@ def main():
     hostile_search_path(w, o)
     planted(p, w, o)
     w.execute("DROP SCHEMA bf_w CASCADE")
-    w.execute("DELETE FROM idgen.idgen_backfill_progress")
     p.execute("DROP TABLE public.bf_owned")
     p.execute("DELETE FROM idgen.idgen_backfill_progress")
     print(f"backfill: {checks} checks, {len(failures)} failures ({time.monotonic() - started:.0f} s)")

@@ -8,7 +8,9 @@
 # vectors, native comparisons, the security model (a writer role and a role without rights),
 # COPY compatibility with the native type, concurrency (8 sessions x 50000 ids of each
 # generator, as the writer; PORTABLE_SESSIONS and PORTABLE_PER_SESSION scale it) and a timing
-# line; then tests/portable/test_backfill.py: idgen_backfill on a live table, resumed, as the
+# line; then tests/portable/test_operators.py: operators planted on the types run nothing as
+# the owner, invalid ids against a column raise 22P02, comparisons use the index; then
+# tests/portable/test_backfill.py: idgen_backfill on a live table, resumed, as the
 # writer, and its hostile cases (PORTABLE_BACKFILL_ROWS, 20000, scales it); then
 # tests/portable/test_registry.py: the writer registry, with a crash (twice) and a standby
 # promoted in place of the cluster. When the native extension is installed in that PostgreSQL it is preloaded and
@@ -123,6 +125,15 @@ start=$(date +%s)
 PORTABLE_OTHER_DSN="host=$SOCK port=$PORT user=idgen_other dbname=app options='-c search_path='" \
     PORTABLE_WRITER_DSN="host=$SOCK port=$PORT user=idgen_writer dbname=app options='-c search_path='" \
     "$PY" "$ROOT/tests/portable/test_portable.py" \
+    "host=$SOCK port=$PORT user=idgen_owner dbname=app options='-c search_path='" "${NATIVE_DSN[@]}"
+
+# Planted operators on the edition's types, from a schema first, last and off the owner's
+# search_path and in a public schema as PostgreSQL 14's; invalid ids against a column (22P02);
+# the index under the edition's operators.
+say "tests/portable/test_operators.py"
+PORTABLE_OTHER_DSN="host=$SOCK port=$PORT user=idgen_other dbname=app options='-c search_path='" \
+    PORTABLE_WRITER_DSN="host=$SOCK port=$PORT user=idgen_writer dbname=app options='-c search_path='" \
+    "$PY" "$ROOT/tests/portable/test_operators.py" \
     "host=$SOCK port=$PORT user=idgen_owner dbname=app options='-c search_path='" "${NATIVE_DSN[@]}"
 
 say "tests/portable/test_backfill.py"

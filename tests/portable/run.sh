@@ -89,12 +89,14 @@ psql_at portable "$PORT" app -c "DROP SCHEMA idgen_theirs"
 as_owner -v schema=idgen -f "$SCRIPT"
 
 # The owner's default privileges grant everything to another role: the install takes back
-# every grant on its objects, so that role (with USAGE on the schema) is refused all of it.
+# every grant on its objects, so that role (with USAGE on the schema) is refused all of it
+# (USAGE on the types too: it cannot create anything that takes or holds one).
 say "install with default privileges granting all to idgen_other"
 as_owner -c "CREATE SCHEMA idgen_dp" -c "GRANT USAGE ON SCHEMA idgen_dp TO idgen_other" \
     -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON TABLES TO idgen_other" \
     -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON SEQUENCES TO idgen_other, PUBLIC" \
-    -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON FUNCTIONS TO idgen_other"
+    -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON FUNCTIONS TO idgen_other" \
+    -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON TYPES TO idgen_other"
 # (With the guard's setting on in the session, as if it had found the edition there: it installs.)
 PGOPTIONS="-c idgen_portable.nothing_to_do=on" as_owner -v schema=idgen_dp -f "$SCRIPT"
 as_owner -tAc "SELECT idgen_dp.idgen_portable_version()" | grep -qx "$VERSION" || die "not installed into idgen_dp"
@@ -105,7 +107,8 @@ for sql in "SELECT setval('idgen_dp.idgen_xid12_seq', 1)" "SELECT setval('idgen_
            "SELECT idgen_dp.gen_xid12(now())" "SELECT idgen_dp.gen_snowflake()" "SELECT idgen_dp.rapkey_next('a.b')" \
            "SELECT idgen_dp.idgen_acquire('snowflake', 'w')" "UPDATE idgen_dp.idgen_registry_grant SET hi = lo" \
            "SELECT nextval('idgen_dp.idgen_registry_grant_id_seq')" "DELETE FROM idgen_dp.idgen_registry_site" \
-           "SELECT idgen_dp.idgen_pool_allow('app', 'idgen_other')" "TRUNCATE idgen_dp.idgen_backfill_progress"; do
+           "SELECT idgen_dp.idgen_pool_allow('app', 'idgen_other')" "TRUNCATE idgen_dp.idgen_backfill_progress" \
+           "CREATE TEMP TABLE planted (id idgen_dp.xid12)" "CREATE TEMP TABLE planted (k idgen_dp.rapkey)"; do
     out=$("$BINDIR/psql" -X -q -v VERBOSITY=verbose -h "$SOCK" -p "$PORT" -U idgen_other -d app -c "$sql" 2>&1) && die "idgen_other ran: $sql"
     grep -q "ERROR:  42501: permission denied for" <<<"$out" || die "idgen_other: $sql: $out"
 done

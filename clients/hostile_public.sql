@@ -110,6 +110,44 @@ CREATE VIEW public.pg_namespace AS
 CREATE VIEW public.pg_type AS
     SELECT * FROM pg_catalog.pg_type WHERE public.hostile_note('view pg_type');
 
+-- Comparison operators on the extension's types (xid12, rapkey), where the role may create them
+-- (USAGE on the type) and public has none of that signature: an exact match, taken before
+-- text's for the rapkey domain, and before the extension's own on xid12 when public comes
+-- first on the path. Each answers as the type's own would.
+DO $$
+DECLARE
+    t pg_catalog.regtype;
+    op text;
+    i integer;
+BEGIN
+    FOREACH t IN ARRAY ARRAY(SELECT ty.oid::pg_catalog.regtype FROM pg_catalog.pg_type ty
+                               JOIN pg_catalog.pg_extension e ON e.extnamespace = ty.typnamespace
+                              WHERE e.extname = 'pg_idgen' AND ty.typname IN ('xid12', 'rapkey')) LOOP
+        i := 0;
+        FOREACH op IN ARRAY ARRAY['=', '<>', '<', '<=', '>', '>='] LOOP
+            i := i + 1;
+            CONTINUE WHEN EXISTS (SELECT FROM pg_catalog.pg_operator o
+                                   WHERE o.oprname = op AND o.oprleft = t AND o.oprright = t
+                                     AND o.oprnamespace = 'public'::pg_catalog.regnamespace);
+            BEGIN
+                EXECUTE pg_catalog.format($s$
+                    CREATE FUNCTION public.hostile_cmp_%1$s_%2$s(a %3$s, b %3$s) RETURNS boolean
+                        LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $f$
+                    BEGIN
+                        PERFORM public.hostile_note(%4$L);
+                        RETURN a::pg_catalog.text COLLATE "C" OPERATOR(pg_catalog.%5$s) b::pg_catalog.text;
+                    END $f$;
+                    CREATE OPERATOR public.%5$s (LEFTARG = %3$s, RIGHTARG = %3$s,
+                                                 FUNCTION = public.hostile_cmp_%1$s_%2$s);
+                $s$, (SELECT ty.typname FROM pg_catalog.pg_type ty WHERE ty.oid = t), i, t,
+                   pg_catalog.format('%s(%s, %s)', op, t, t), op);
+            EXCEPTION WHEN insufficient_privilege THEN
+                NULL; -- no USAGE on the type: nothing can be planted on it
+            END;
+        END LOOP;
+    END LOOP;
+END $$;
+
 -- Overloads of the extension's own functions, when it lives in public (the default schema of
 -- CREATE EXTENSION): a grant id sent as int2 or int4 matches these exactly, and the
 -- extension's (bigint, bigint, ...) only through a cast. They take the writer's token and

@@ -414,6 +414,76 @@ CREATE DOMAIN @extschema@.xid12 AS text COLLATE "C"
     CONSTRAINT xid12_check CHECK ((octet_length(VALUE) = 20 AND VALUE !~ '[^0-9a-v]|[^0g]$')
                                   OR @extschema@.xid12_check(VALUE));
 COMMENT ON DOMAIN @extschema@.xid12 IS 'time-ordered id in the rs/xid format, as its 20-character base32hex text (pg_idgen portable)';
+-- USAGE on the type lets a role create what takes or holds one: an operator or function on
+-- (xid12, xid12), a table or view column. The owner grants it to the roles it names
+-- (portable/README.md "Security"); reading and writing columns of the type, casts and the
+-- edition's functions need none.
+REVOKE USAGE ON DOMAIN @extschema@.xid12 FROM PUBLIC;
+
+-- Comparison --------------------------------------------------------------------------------
+-- The edition's own operators on (xid12, xid12), native's names and order (bytes, which under
+-- COLLATE "C" is the text's). For `id = '…'` or `id > $1` PostgreSQL takes an exact
+-- (xid12, xid12) operator found on the caller's search_path before text's (the domain's base
+-- type), so without these one planted anywhere on the path would run as the caller; with them,
+-- and USAGE on the type refused to PUBLIC (nobody else can create an operator on it), the one
+-- exact match is this schema's. The untyped side is coerced to the domain, whose CHECK raises
+-- native's 22P02 for an invalid, uppercase or short id.
+-- Each body is one text comparison, which the planner inlines: the plan holds pg_catalog's
+-- text operator, so the column's index (text's default btree class, "C") serves it, and
+-- merge and hash joins, as for a text column. (An operator class needs a superuser.)
+CREATE FUNCTION @extschema@.xid12_eq(a @extschema@.xid12, b @extschema@.xid12) RETURNS boolean
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN a::text COLLATE "C" OPERATOR(pg_catalog.=) b::text;
+CREATE FUNCTION @extschema@.xid12_ne(a @extschema@.xid12, b @extschema@.xid12) RETURNS boolean
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN a::text COLLATE "C" OPERATOR(pg_catalog.<>) b::text;
+CREATE FUNCTION @extschema@.xid12_lt(a @extschema@.xid12, b @extschema@.xid12) RETURNS boolean
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN a::text COLLATE "C" OPERATOR(pg_catalog.<) b::text;
+CREATE FUNCTION @extschema@.xid12_le(a @extschema@.xid12, b @extschema@.xid12) RETURNS boolean
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN a::text COLLATE "C" OPERATOR(pg_catalog.<=) b::text;
+CREATE FUNCTION @extschema@.xid12_gt(a @extschema@.xid12, b @extschema@.xid12) RETURNS boolean
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN a::text COLLATE "C" OPERATOR(pg_catalog.>) b::text;
+CREATE FUNCTION @extschema@.xid12_ge(a @extschema@.xid12, b @extschema@.xid12) RETURNS boolean
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN a::text COLLATE "C" OPERATOR(pg_catalog.>=) b::text;
+-- Native's btree support function, for callers: -1, 0 or 1.
+CREATE FUNCTION @extschema@.xid12_cmp(a @extschema@.xid12, b @extschema@.xid12) RETURNS integer
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN pg_catalog.sign(pg_catalog.bttextcmp(a::text COLLATE "C", b::text COLLATE "C")::double precision)::integer;
+
+CREATE OPERATOR @extschema@.= (
+    LEFTARG = @extschema@.xid12, RIGHTARG = @extschema@.xid12, FUNCTION = @extschema@.xid12_eq,
+    COMMUTATOR = OPERATOR(@extschema@.=), NEGATOR = OPERATOR(@extschema@.<>),
+    RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel
+);
+CREATE OPERATOR @extschema@.<> (
+    LEFTARG = @extschema@.xid12, RIGHTARG = @extschema@.xid12, FUNCTION = @extschema@.xid12_ne,
+    COMMUTATOR = OPERATOR(@extschema@.<>), NEGATOR = OPERATOR(@extschema@.=),
+    RESTRICT = pg_catalog.neqsel, JOIN = pg_catalog.neqjoinsel
+);
+CREATE OPERATOR @extschema@.< (
+    LEFTARG = @extschema@.xid12, RIGHTARG = @extschema@.xid12, FUNCTION = @extschema@.xid12_lt,
+    COMMUTATOR = OPERATOR(@extschema@.>), NEGATOR = OPERATOR(@extschema@.>=),
+    RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+CREATE OPERATOR @extschema@.<= (
+    LEFTARG = @extschema@.xid12, RIGHTARG = @extschema@.xid12, FUNCTION = @extschema@.xid12_le,
+    COMMUTATOR = OPERATOR(@extschema@.>=), NEGATOR = OPERATOR(@extschema@.>),
+    RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+CREATE OPERATOR @extschema@.> (
+    LEFTARG = @extschema@.xid12, RIGHTARG = @extschema@.xid12, FUNCTION = @extschema@.xid12_gt,
+    COMMUTATOR = OPERATOR(@extschema@.<), NEGATOR = OPERATOR(@extschema@.<=),
+    RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+CREATE OPERATOR @extschema@.>= (
+    LEFTARG = @extschema@.xid12, RIGHTARG = @extschema@.xid12, FUNCTION = @extschema@.xid12_ge,
+    COMMUTATOR = OPERATOR(@extschema@.<=), NEGATOR = OPERATOR(@extschema@.<),
+    RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
 
 -- Native text input accepts either case; this is that input, giving the stored (lowercase) form.
 CREATE FUNCTION @extschema@.to_xid12(value text) RETURNS @extschema@.xid12
@@ -905,6 +975,11 @@ $$;
 CREATE DOMAIN @extschema@.rapkey AS text COLLATE "C"
     CONSTRAINT rapkey_check CHECK (@extschema@.rapkey_domain_check(VALUE));
 COMMENT ON DOMAIN @extschema@.rapkey IS 'semantic key type.seg[.seg…]-c checked by a Damm check character';
+-- As for xid12 (20_xid12.sql): no role the owner did not name may create an operator or a
+-- function on the type. It has no operators of its own, as native's domain has none: `key =
+-- '…'` is text's comparison (0 rows for an invalid key, as native), and no other exact match
+-- can exist.
+REVOKE USAGE ON DOMAIN @extschema@.rapkey FROM PUBLIC;
 
 CREATE FUNCTION @extschema@.rapkey_check_char(body text) RETURNS text
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
@@ -3799,6 +3874,16 @@ BEGIN
            AND (c.xmin = me OR EXISTS (SELECT FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
                                        AND d.objid = c.oid AND d.refobjid = ext AND d.deptype = 'e'))
         UNION ALL
+        -- Types: USAGE lets a role create operators and functions on them (20_xid12.sql).
+        SELECT pg_catalog.format('USAGE ON %s %s', CASE WHEN t.typtype = 'd' THEN 'DOMAIN' ELSE 'TYPE' END,
+                                 t.oid::pg_catalog.regtype),
+               a.grantee::pg_catalog.regrole::text
+          FROM pg_catalog.pg_type t, pg_catalog.aclexplode(t.typacl) a
+         WHERE t.typnamespace = nsp AND a.grantee <> t.typowner AND a.grantee <> 0
+           AND NOT EXISTS (SELECT FROM pg_catalog.pg_type e WHERE e.typarray = t.oid)
+           AND (t.xmin = me OR EXISTS (SELECT FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
+                                       AND d.objid = t.oid AND d.refobjid = ext AND d.deptype = 'e'))
+        UNION ALL
         SELECT pg_catalog.format('EXECUTE ON ROUTINE %s', p.oid::pg_catalog.regprocedure),
                a.grantee::pg_catalog.regrole::text
           FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
@@ -3813,6 +3898,7 @@ BEGIN
         @extschema@.idgen_sequence_jump(regclass, regclass, regclass, bigint, boolean),
         @extschema@.idgen_xid12_session(), @extschema@.idgen_xid12_backfill_session(),
         @extschema@.idgen_snowflake_worker(), @extschema@.idgen_snowflake_epoch() FROM PUBLIC;
+    REVOKE USAGE ON DOMAIN @extschema@.xid12, @extschema@.rapkey FROM PUBLIC;
     SELECT pg_catalog.string_agg(pg_catalog.format('%s on %s', a.privilege_type, c.oid::pg_catalog.regclass), ', ')
       INTO left_over
       FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
@@ -3844,6 +3930,12 @@ BEGIN
                      '@extschema@.idgen_registry_lift_fence()'::pg_catalog.regprocedure,
                      '@extschema@.idgen_registry_check_origin()'::pg_catalog.regprocedure)
        AND a.grantee <> p.proowner;
+    -- USAGE on the types for PUBLIC (the owner's grants to roles it names stay, in an upgrade).
+    SELECT pg_catalog.concat_ws(', ', left_over, pg_catalog.string_agg(pg_catalog.format('USAGE on type %s to PUBLIC', t.oid::pg_catalog.regtype), ', '))
+      INTO left_over
+      FROM pg_catalog.pg_type t, pg_catalog.aclexplode(t.typacl) a
+     WHERE t.oid IN ('@extschema@.xid12'::pg_catalog.regtype, '@extschema@.rapkey'::pg_catalog.regtype)
+       AND a.grantee = 0;
     IF left_over <> '' THEN
         RAISE EXCEPTION 'pg_idgen portable: grants left to other roles after the install: %', left_over
             USING ERRCODE = 'insufficient_privilege';

@@ -44,6 +44,76 @@ CREATE DOMAIN @extschema@.xid12 AS text COLLATE "C"
     CONSTRAINT xid12_check CHECK ((octet_length(VALUE) = 20 AND VALUE !~ '[^0-9a-v]|[^0g]$')
                                   OR @extschema@.xid12_check(VALUE));
 COMMENT ON DOMAIN @extschema@.xid12 IS 'time-ordered id in the rs/xid format, as its 20-character base32hex text (pg_idgen portable)';
+-- USAGE on the type lets a role create what takes or holds one: an operator or function on
+-- (xid12, xid12), a table or view column. The owner grants it to the roles it names
+-- (portable/README.md "Security"); reading and writing columns of the type, casts and the
+-- edition's functions need none.
+REVOKE USAGE ON DOMAIN @extschema@.xid12 FROM PUBLIC;
+
+-- Comparison --------------------------------------------------------------------------------
+-- The edition's own operators on (xid12, xid12), native's names and order (bytes, which under
+-- COLLATE "C" is the text's). For `id = '…'` or `id > $1` PostgreSQL takes an exact
+-- (xid12, xid12) operator found on the caller's search_path before text's (the domain's base
+-- type), so without these one planted anywhere on the path would run as the caller; with them,
+-- and USAGE on the type refused to PUBLIC (nobody else can create an operator on it), the one
+-- exact match is this schema's. The untyped side is coerced to the domain, whose CHECK raises
+-- native's 22P02 for an invalid, uppercase or short id.
+-- Each body is one text comparison, which the planner inlines: the plan holds pg_catalog's
+-- text operator, so the column's index (text's default btree class, "C") serves it, and
+-- merge and hash joins, as for a text column. (An operator class needs a superuser.)
+CREATE FUNCTION @extschema@.xid12_eq(a @extschema@.xid12, b @extschema@.xid12) RETURNS boolean
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN a::text COLLATE "C" OPERATOR(pg_catalog.=) b::text;
+CREATE FUNCTION @extschema@.xid12_ne(a @extschema@.xid12, b @extschema@.xid12) RETURNS boolean
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN a::text COLLATE "C" OPERATOR(pg_catalog.<>) b::text;
+CREATE FUNCTION @extschema@.xid12_lt(a @extschema@.xid12, b @extschema@.xid12) RETURNS boolean
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN a::text COLLATE "C" OPERATOR(pg_catalog.<) b::text;
+CREATE FUNCTION @extschema@.xid12_le(a @extschema@.xid12, b @extschema@.xid12) RETURNS boolean
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN a::text COLLATE "C" OPERATOR(pg_catalog.<=) b::text;
+CREATE FUNCTION @extschema@.xid12_gt(a @extschema@.xid12, b @extschema@.xid12) RETURNS boolean
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN a::text COLLATE "C" OPERATOR(pg_catalog.>) b::text;
+CREATE FUNCTION @extschema@.xid12_ge(a @extschema@.xid12, b @extschema@.xid12) RETURNS boolean
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN a::text COLLATE "C" OPERATOR(pg_catalog.>=) b::text;
+-- Native's btree support function, for callers: -1, 0 or 1.
+CREATE FUNCTION @extschema@.xid12_cmp(a @extschema@.xid12, b @extschema@.xid12) RETURNS integer
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN pg_catalog.sign(pg_catalog.bttextcmp(a::text COLLATE "C", b::text COLLATE "C")::double precision)::integer;
+
+CREATE OPERATOR @extschema@.= (
+    LEFTARG = @extschema@.xid12, RIGHTARG = @extschema@.xid12, FUNCTION = @extschema@.xid12_eq,
+    COMMUTATOR = OPERATOR(@extschema@.=), NEGATOR = OPERATOR(@extschema@.<>),
+    RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel
+);
+CREATE OPERATOR @extschema@.<> (
+    LEFTARG = @extschema@.xid12, RIGHTARG = @extschema@.xid12, FUNCTION = @extschema@.xid12_ne,
+    COMMUTATOR = OPERATOR(@extschema@.<>), NEGATOR = OPERATOR(@extschema@.=),
+    RESTRICT = pg_catalog.neqsel, JOIN = pg_catalog.neqjoinsel
+);
+CREATE OPERATOR @extschema@.< (
+    LEFTARG = @extschema@.xid12, RIGHTARG = @extschema@.xid12, FUNCTION = @extschema@.xid12_lt,
+    COMMUTATOR = OPERATOR(@extschema@.>), NEGATOR = OPERATOR(@extschema@.>=),
+    RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel
+);
+CREATE OPERATOR @extschema@.<= (
+    LEFTARG = @extschema@.xid12, RIGHTARG = @extschema@.xid12, FUNCTION = @extschema@.xid12_le,
+    COMMUTATOR = OPERATOR(@extschema@.>=), NEGATOR = OPERATOR(@extschema@.>),
+    RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel
+);
+CREATE OPERATOR @extschema@.> (
+    LEFTARG = @extschema@.xid12, RIGHTARG = @extschema@.xid12, FUNCTION = @extschema@.xid12_gt,
+    COMMUTATOR = OPERATOR(@extschema@.<), NEGATOR = OPERATOR(@extschema@.<=),
+    RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel
+);
+CREATE OPERATOR @extschema@.>= (
+    LEFTARG = @extschema@.xid12, RIGHTARG = @extschema@.xid12, FUNCTION = @extschema@.xid12_ge,
+    COMMUTATOR = OPERATOR(@extschema@.<=), NEGATOR = OPERATOR(@extschema@.<),
+    RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel
+);
 
 -- Native text input accepts either case; this is that input, giving the stored (lowercase) form.
 CREATE FUNCTION @extschema@.to_xid12(value text) RETURNS @extschema@.xid12

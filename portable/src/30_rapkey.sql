@@ -200,6 +200,11 @@ $$;
 CREATE DOMAIN @extschema@.rapkey AS text COLLATE "C"
     CONSTRAINT rapkey_check CHECK (@extschema@.rapkey_domain_check(VALUE));
 COMMENT ON DOMAIN @extschema@.rapkey IS 'semantic key type.seg[.seg…]-c checked by a Damm check character';
+-- As for xid12 (20_xid12.sql): no role the owner did not name may create an operator or a
+-- function on the type. It has no operators of its own, as native's domain has none: `key =
+-- '…'` is text's comparison (0 rows for an invalid key, as native), and no other exact match
+-- can exist.
+REVOKE USAGE ON DOMAIN @extschema@.rapkey FROM PUBLIC;
 
 CREATE FUNCTION @extschema@.rapkey_check_char(body text) RETURNS text
     LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE

@@ -34,6 +34,16 @@ BEGIN
            AND (c.xmin = me OR EXISTS (SELECT FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
                                        AND d.objid = c.oid AND d.refobjid = ext AND d.deptype = 'e'))
         UNION ALL
+        -- Types: USAGE lets a role create operators and functions on them (20_xid12.sql).
+        SELECT pg_catalog.format('USAGE ON %s %s', CASE WHEN t.typtype = 'd' THEN 'DOMAIN' ELSE 'TYPE' END,
+                                 t.oid::pg_catalog.regtype),
+               a.grantee::pg_catalog.regrole::text
+          FROM pg_catalog.pg_type t, pg_catalog.aclexplode(t.typacl) a
+         WHERE t.typnamespace = nsp AND a.grantee <> t.typowner AND a.grantee <> 0
+           AND NOT EXISTS (SELECT FROM pg_catalog.pg_type e WHERE e.typarray = t.oid)
+           AND (t.xmin = me OR EXISTS (SELECT FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass
+                                       AND d.objid = t.oid AND d.refobjid = ext AND d.deptype = 'e'))
+        UNION ALL
         SELECT pg_catalog.format('EXECUTE ON ROUTINE %s', p.oid::pg_catalog.regprocedure),
                a.grantee::pg_catalog.regrole::text
           FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
@@ -48,6 +58,7 @@ BEGIN
         @extschema@.idgen_sequence_jump(regclass, regclass, regclass, bigint, boolean),
         @extschema@.idgen_xid12_session(), @extschema@.idgen_xid12_backfill_session(),
         @extschema@.idgen_snowflake_worker(), @extschema@.idgen_snowflake_epoch() FROM PUBLIC;
+    REVOKE USAGE ON DOMAIN @extschema@.xid12, @extschema@.rapkey FROM PUBLIC;
     SELECT pg_catalog.string_agg(pg_catalog.format('%s on %s', a.privilege_type, c.oid::pg_catalog.regclass), ', ')
       INTO left_over
       FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
@@ -79,6 +90,12 @@ BEGIN
                      '@extschema@.idgen_registry_lift_fence()'::pg_catalog.regprocedure,
                      '@extschema@.idgen_registry_check_origin()'::pg_catalog.regprocedure)
        AND a.grantee <> p.proowner;
+    -- USAGE on the types for PUBLIC (the owner's grants to roles it names stay, in an upgrade).
+    SELECT pg_catalog.concat_ws(', ', left_over, pg_catalog.string_agg(pg_catalog.format('USAGE on type %s to PUBLIC', t.oid::pg_catalog.regtype), ', '))
+      INTO left_over
+      FROM pg_catalog.pg_type t, pg_catalog.aclexplode(t.typacl) a
+     WHERE t.oid IN ('@extschema@.xid12'::pg_catalog.regtype, '@extschema@.rapkey'::pg_catalog.regtype)
+       AND a.grantee = 0;
     IF left_over <> '' THEN
         RAISE EXCEPTION 'pg_idgen portable: grants left to other roles after the install: %', left_over
             USING ERRCODE = 'insufficient_privilege';

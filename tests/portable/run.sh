@@ -8,7 +8,9 @@
 # vectors, native comparisons, the security model (a writer role and a role without rights),
 # COPY compatibility with the native type, concurrency (8 sessions x 50000 ids of each
 # generator, as the writer; PORTABLE_SESSIONS and PORTABLE_PER_SESSION scale it) and a timing
-# line; then tests/portable/test_backfill.py: idgen_backfill on a live table, resumed, as the
+# line; then tests/portable/test_operators.py: operators planted on the types run nothing as
+# the owner, invalid ids against a column raise 22P02, comparisons use the index; then
+# tests/portable/test_backfill.py: idgen_backfill on a live table, resumed, as the
 # writer, and its hostile cases (PORTABLE_BACKFILL_ROWS, 20000, scales it); then
 # tests/portable/test_registry.py: the writer registry, with a crash (twice) and a standby
 # promoted in place of the cluster. When the native extension is installed in that PostgreSQL it is preloaded and
@@ -88,12 +90,14 @@ psql_at portable "$PORT" app -c "DROP SCHEMA idgen_theirs"
 as_owner -v schema=idgen -f "$SCRIPT"
 
 # The owner's default privileges grant everything to another role: the install takes back
-# every grant on its objects, so that role (with USAGE on the schema) is refused all of it.
+# every grant on its objects, so that role (with USAGE on the schema) is refused all of it
+# (USAGE on the types too: it cannot create anything that takes or holds one).
 say "install with default privileges granting all to idgen_other"
 as_owner -c "CREATE SCHEMA idgen_dp" -c "GRANT USAGE ON SCHEMA idgen_dp TO idgen_other" \
     -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON TABLES TO idgen_other" \
     -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON SEQUENCES TO idgen_other, PUBLIC" \
-    -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON FUNCTIONS TO idgen_other"
+    -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON FUNCTIONS TO idgen_other" \
+    -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON TYPES TO idgen_other"
 # (With the guard's setting on in the session, as if it had found the edition there: it installs.)
 PGOPTIONS="-c idgen_portable.nothing_to_do=on" as_owner -v schema=idgen_dp -f "$SCRIPT"
 as_owner -tAc "SELECT idgen_dp.idgen_portable_version()" | grep -qx "$VERSION" || die "not installed into idgen_dp"
@@ -105,7 +109,8 @@ for sql in "SELECT setval('idgen_dp.idgen_xid12_seq', 1)" "SELECT setval('idgen_
            "SELECT idgen_dp.gen_xid12(now())" "SELECT idgen_dp.gen_snowflake()" "SELECT idgen_dp.rapkey_next('a.b')" \
            "SELECT idgen_dp.idgen_acquire('snowflake', 'w')" "UPDATE idgen_dp.idgen_registry_grant SET hi = lo" \
            "SELECT nextval('idgen_dp.idgen_registry_grant_id_seq')" "DELETE FROM idgen_dp.idgen_registry_site" \
-           "SELECT idgen_dp.idgen_pool_allow('app', 'idgen_other')" "TRUNCATE idgen_dp.idgen_backfill_progress"; do
+           "SELECT idgen_dp.idgen_pool_allow('app', 'idgen_other')" "TRUNCATE idgen_dp.idgen_backfill_progress" \
+           "CREATE TEMP TABLE planted (id idgen_dp.xid12)" "CREATE TEMP TABLE planted (k idgen_dp.rapkey)"; do
     out=$("$BINDIR/psql" -X -q -v VERBOSITY=verbose -h "$SOCK" -p "$PORT" -U idgen_other -d app -c "$sql" 2>&1) && die "idgen_other ran: $sql"
     grep -q "ERROR:  42501: permission denied for" <<<"$out" || die "idgen_other: $sql: $out"
 done
@@ -133,6 +138,15 @@ say "tests/portable/test_hostile.py"
 PORTABLE_WRITER_DSN="host=$SOCK port=$PORT user=idgen_writer dbname=app options='-c search_path='" \
     PORTABLE_STRANGER_DSN="host=$SOCK port=$PORT user=idgen_stranger dbname=app" \
     "$PY" "$ROOT/tests/portable/test_hostile.py" "host=$SOCK port=$PORT user=idgen_owner dbname=app options='-c search_path='"
+
+# Planted operators on the edition's types, from a schema first, last and off the owner's
+# search_path and in a public schema as PostgreSQL 14's; invalid ids against a column (22P02);
+# the index under the edition's operators.
+say "tests/portable/test_operators.py"
+PORTABLE_OTHER_DSN="host=$SOCK port=$PORT user=idgen_other dbname=app options='-c search_path='" \
+    PORTABLE_WRITER_DSN="host=$SOCK port=$PORT user=idgen_writer dbname=app options='-c search_path='" \
+    "$PY" "$ROOT/tests/portable/test_operators.py" \
+    "host=$SOCK port=$PORT user=idgen_owner dbname=app options='-c search_path='" "${NATIVE_DSN[@]}"
 
 say "tests/portable/test_backfill.py"
 PORTABLE_OTHER_DSN="host=$SOCK port=$PORT user=idgen_other dbname=app options='-c search_path='" \

@@ -15,7 +15,8 @@
 # and a role idgen_owner that is not superuser, member of pgtle_admin, owner of database app. As
 # that role: the generated script (pgtle.install_extension), CREATE EXTENSION pg_idgen SCHEMA
 # idgen, tests/portable/test_portable.py (vectors, security as a writer role and a role without
-# rights, concurrency at a smaller scale) and tests/portable/test_backfill.py, then a table of ids, pg_dump (which must say CREATE
+# rights, concurrency at a smaller scale), tests/portable/test_operators.py (nobody plants
+# operators on the types) and tests/portable/test_backfill.py, then a table of ids, pg_dump (which must say CREATE
 # EXTENSION pg_idgen), restored by the owner into a database where the TLE is installed (a
 # dump of pg_idgen and the data only) and by a superuser into an empty one (the full dump, which
 # carries the TLE's definition): rows, configuration, counters, sequences and grants come back.
@@ -93,6 +94,10 @@ PORTABLE_SESSIONS=${PORTABLE_SESSIONS:-4} PORTABLE_PER_SESSION=${PORTABLE_PER_SE
 say "tests/portable/test_hostile.py against the TLE"
 PORTABLE_WRITER_DSN=$(dsn idgen_writer) PORTABLE_STRANGER_DSN=$(dsn idgen_stranger) \
     "$PY" "$ROOT/tests/portable/test_hostile.py" "$(dsn idgen_owner)"
+
+say "tests/portable/test_operators.py against the TLE"
+PORTABLE_OTHER_DSN=$(dsn idgen_other) PORTABLE_WRITER_DSN=$(dsn idgen_writer) \
+    "$PY" "$ROOT/tests/portable/test_operators.py" "$(dsn idgen_owner)"
 
 say "tests/portable/test_backfill.py against the TLE"
 PORTABLE_OTHER_DSN=$(dsn idgen_other) PORTABLE_WRITER_DSN=$(dsn idgen_writer) \

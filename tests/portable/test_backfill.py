@@ -800,7 +800,9 @@ def main():
     database = one(p, "SELECT current_database()")[0]
     for sql in ("GRANT USAGE ON SCHEMA idgen TO idgen_writer, idgen_other",
                 "GRANT EXECUTE ON FUNCTION idgen.gen_xid12(), idgen.gen_xid12(timestamptz), idgen.gen_snowflake() TO idgen_writer",
-                f'GRANT CREATE ON DATABASE "{database}" TO idgen_writer, idgen_other'):
+                f'GRANT CREATE ON DATABASE "{database}" TO idgen_writer, idgen_other',
+                # Both create tables with xid12 columns (portable/README.md "Security").
+                "GRANT USAGE ON DOMAIN idgen.xid12 TO idgen_writer, idgen_other"):
         p.execute(sql)
     p.execute("UPDATE idgen.idgen_config SET worker_id = 378 WHERE worker_id IS NULL")
     w, o = connect(WRITER), connect(OTHER)
@@ -818,6 +820,7 @@ def main():
     w.execute("DROP SCHEMA bf_w CASCADE")
     p.execute("DROP TABLE public.bf_owned")
     p.execute("DELETE FROM idgen.idgen_backfill_progress")
+    p.execute("REVOKE USAGE ON DOMAIN idgen.xid12 FROM idgen_writer, idgen_other")
     print(f"backfill: {checks} checks, {len(failures)} failures ({time.monotonic() - started:.0f} s)")
     sys.exit(1 if failures else 0)
 

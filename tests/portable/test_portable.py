@@ -493,7 +493,7 @@ def security(p, writer_dsn):
         ("idgen_snowflake_range", "numeric", "bigint"),
         ("idgen_config_get", "varchar", "bigint"),
         ("idgen_b32_lanes", "numeric", "bigint"),
-        ("xid12_encode", "numeric, numeric", "idgen.xid12"),
+        ("xid12_encode", "numeric, numeric", "text"),  # (the writer has no USAGE on idgen.xid12)
     ):
         w.execute(
             f"CREATE FUNCTION idgen.{name}({args}) RETURNS {ret} LANGUAGE plpgsql AS $b$"

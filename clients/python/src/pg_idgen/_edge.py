@@ -30,7 +30,7 @@ from ._registry import (
     _statements,
 )
 from ._snowflake import MAX_TIMESTAMP, _TIMESTAMP_SHIFT, _WORKER_SHIFT, snowflake_step
-from ._xid import BYTES, MAX_COUNTER, MAX_PID, Xid, _bytes_new, xid_step
+from ._xid import MAX_COUNTER, MAX_PID, Xid, _from_int, xid_step
 
 __all__ = ["EdgeStore", "EdgeGrant", "EdgeError", "EdgeClockBeforeWindow", "EdgeWindowEnded",
            "EdgeCloned"]
@@ -211,7 +211,7 @@ class EdgeStore:
                 raise EdgeWindowEnded(_words.edge_window_ended(now_us, self._what(r)))
             if self.kind == "xid12":
                 n, t = self._next_xid(slot, now_us, last)
-                new = _bytes_new(Xid, n.to_bytes(BYTES, "big"))
+                new = _from_int(n)
                 stored = str(new)
             else:
                 new, t = self._next_snowflake(slot, epoch_ms, now_us, last)
@@ -244,7 +244,7 @@ class EdgeStore:
             n_last = -1
             pid, counter = self._first_pid_counter()
         else:
-            n_last = int.from_bytes(Xid(last), "big")
+            n_last = int(Xid(last), 32) >> 4
             pid, counter = n_last >> 24 & MAX_PID, (n_last + 1) & MAX_COUNTER
         n = xid_step(n_last, now_us // 1_000_000, slot << 40 | pid << 24 | counter)
         return n, (n >> 64) * 1_000_000

@@ -53,7 +53,7 @@ from ._snowflake import (
     snowflake_unix_ms,
     snowflake_worker,
 )
-from ._xid import BYTES, MAX_COUNTER, MAX_PID, Xid, _bytes_new
+from ._xid import MAX_COUNTER, MAX_PID, Xid, _from_int
 from ._xid import _time_ns, xid_step as _xid_step
 
 __all__ = ["Registry", "GrantSnowflake", "GrantXid", "Grant"]
@@ -833,9 +833,9 @@ class GrantXid(_GrantGenerator):
                 if n < st.hi_n:
                     st.last = n
                     st.counter = (counter + 1) & MAX_COUNTER
-                    return _bytes_new(Xid, n.to_bytes(BYTES, "big"))
+                    return _from_int(n)
             n = self._make(self._clock())
-        return _bytes_new(Xid, n.to_bytes(BYTES, "big"))
+        return _from_int(n)
 
     __call__ = new
 

@@ -27,8 +27,20 @@ class BytesXid(bytes):
 _before_binary = functools.partial(bytes.__new__, BytesXid)  # 0.6.0's XidBinaryLoader.load
 
 
+def _parse_text(text):  # 0.6.0's, which its text loader called
+    if len(text) == 20 and text.isascii() and text.isalnum():
+        try:
+            n = int(text, 32)
+        except ValueError:
+            pass
+        else:
+            if not n & 0xF:
+                return (n >> 4).to_bytes(12, "big")
+    raise ValueError(text)
+
+
 def _before_text(data):  # 0.6.0's XidTextLoader.load
-    return _before_binary(_xid._parse_text(bytes(data).decode("ascii")))
+    return _before_binary(_parse_text(bytes(data).decode("ascii")))
 
 
 def best(fn, items, rounds=5):

@@ -24,7 +24,7 @@
 //! SQLite, and `postgres`).
 
 #[cfg(feature = "edge")]
-pub mod edge;
+pub use registry::edge;
 pub mod edition;
 mod error;
 #[cfg(feature = "postgres")]

@@ -22,13 +22,7 @@ from typing import Callable, NamedTuple, Optional, TypeVar, Union
 
 from . import _words
 from ._grant import DeviceConflict, RegistryError
-from ._registry import (
-    _extension_schema,
-    _id_time_us,
-    _lease_param,
-    _server_error,
-    _statements,
-)
+from ._protocol import UNIT_US, extension_schema, id_time_us, lease_param, server_error, statements
 from ._snowflake import MAX_TIMESTAMP, _TIMESTAMP_SHIFT, _WORKER_SHIFT, snowflake_step
 from ._xid import MAX_COUNTER, MAX_PID, Xid, _from_int, xid_step
 
@@ -38,7 +32,6 @@ __all__ = ["EdgeStore", "EdgeGrant", "EdgeError", "EdgeClockBeforeWindow", "Edge
 _T = TypeVar("_T")
 _UTC = _dt.timezone.utc
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_UTC)
-_US = {"xid12": 1_000_000, "snowflake": 1000}  # µs per unit of the kind's id-time
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pg_idgen_edge (
@@ -127,7 +120,7 @@ class EdgeStore:
 
     def __init__(self, sqlite_conn: sqlite3.Connection, kind: str = "xid12", *,
                  device: Optional[str] = None, clock: Optional[Callable[[], float]] = None):
-        if kind not in _US:
+        if kind not in UNIT_US:
             raise ValueError(f"an edge store's kind is 'xid12' or 'snowflake', not {kind!r}")
         self.db = sqlite_conn
         self.kind = kind
@@ -174,18 +167,18 @@ class EdgeStore:
             raise EdgeError(_words.edge_already_enrolled(self._what(r)))
         writer = writer or self.device
         g = self._server(pg_conn, lambda sql: pg_conn.execute(
-            sql["acquire"], (self.kind, writer, _lease_param(lease), pool),
+            sql["acquire"], (self.kind, writer, lease_param(lease), pool),
             prepare=False).fetchone(),
             acquire=True)
         self._keep(g, writer)
         return self.grant
 
     def _keep(self, g: tuple, writer: str) -> None:
-        """Stores a grant row as ``_statements`` reads it: (grant_id, token, kind, slot,
+        """Stores a grant row as ``statements`` reads it: (grant_id, token, kind, slot,
         epoch_ms, lo_t, hi_t, server_time), the window in the kind's id-time, kept in unix µs;
         the mark starts empty, the count at 0."""
         grant_id, token, kind, slot, epoch_ms, lo_t, hi_t, _ = g
-        lo_us, hi_us = _id_time_us(kind, epoch_ms, lo_t), _id_time_us(kind, epoch_ms, hi_t)
+        lo_us, hi_us = id_time_us(kind, epoch_ms, lo_t), id_time_us(kind, epoch_ms, hi_t)
         with self.db:
             self.db.execute("DELETE FROM pg_idgen_edge WHERE kind = ?", (kind,))
             self.db.execute(_ENROL, (kind, grant_id, token, slot, lo_us, hi_us, epoch_ms, writer))
@@ -289,7 +282,7 @@ class EdgeStore:
             with self.db:
                 self.db.execute("UPDATE pg_idgen_edge SET hi_us = min(hi_us, "
                                 "coalesce(last_id_us + ?, lo_us)) WHERE kind = ?",
-                                (_US[self.kind], self.kind))
+                                (UNIT_US[self.kind], self.kind))
                 last_us = self._row()[9]
             last_time = _moment(last_us)
 
@@ -300,9 +293,9 @@ class EdgeStore:
                 pg_conn.execute(sql["release"], (grant_id, token, last_time or "-infinity"),
                                 prepare=False)
                 return count, None
-            row = pg_conn.execute(sql["renew"], (grant_id, token, _lease_param(renew)),
+            row = pg_conn.execute(sql["renew"], (grant_id, token, lease_param(renew)),
                                   prepare=False).fetchone()
-            return count, _id_time_us(row[2], row[4], row[6])  # hi_t, as unix µs
+            return count, id_time_us(row[2], row[4], row[6])  # hi_t, as unix µs
 
         count, hi_us = self._server(pg_conn, calls)
         with self.db:
@@ -323,7 +316,7 @@ class EdgeStore:
             raise EdgeError(_words.edge_postgres_in_transaction())
         try:
             with pg_conn.transaction():
-                return run(_statements(_extension_schema(pg_conn)))
+                return run(statements(extension_schema(pg_conn)))
         except psycopg.Error as e:
             if e.sqlstate == "23505":
                 err = EdgeCloned(e.diag.message_primary or str(e), e.diag.message_detail,
@@ -334,4 +327,4 @@ class EdgeStore:
                 raise err from e
             if e.sqlstate is None:
                 raise
-            raise _server_error(e, acquire=acquire) from e
+            raise server_error(e, acquire=acquire) from e

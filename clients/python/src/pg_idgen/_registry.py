@@ -33,17 +33,23 @@ import weakref
 from typing import Callable, Optional, Union
 
 from ._grant import (
-    REGISTRY_ERRORS,
     ClockAheadOfWindow,
     ClockBeforeWindow,
     GrantLost,
     RegistryError,
-    RegistryFenced,
     RegistryUnavailable,
     SnowflakeGrantState,
     XidGrantState,
 )
 from . import _words
+from ._protocol import (  # noqa: F401  (_server_error, _statements: the tests' names)
+    datetime_us as _datetime_us,
+    extension_schema as _extension_schema,
+    id_time_us as _id_time_us,
+    lease_param as _lease_param,
+    server_error as _server_error,
+    statements as _statements,
+)
 from ._snowflake import (
     _TIMESTAMP_SHIFT,
     snowflake_parts,
@@ -60,7 +66,6 @@ __all__ = ["Registry", "GrantSnowflake", "GrantXid", "Grant"]
 
 _UTC = _dt.timezone.utc
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_UTC)
-_ONE_US = _dt.timedelta(microseconds=1)
 _monotonic = _time.monotonic
 # Set on a connection the Registry makes from a DSN, unless the DSN (or, for connect_timeout,
 # PGCONNECT_TIMEOUT) sets them: a dead link is found by TCP too, not only by the statement
@@ -422,78 +427,6 @@ def _dsn_params(dsn: str, timeout: float) -> dict:
     return params
 
 
-def _extension_schema(conn) -> str:
-    """The schema of pg_idgen's writer registry on a psycopg 3 connection, quoted for SQL text:
-    the native extension's, or the portable edition's (its pg_tle extension, or the plain
-    script's schema as ``_catalog.EDITION_QUERY`` finds it: made by the database owner or a
-    superuser, never a look-alike another role planted); RegistryError when there is neither."""
-    import psycopg
-
-    from ._catalog import EDITION_QUERY
-
-    row = conn.execute(EDITION_QUERY, prepare=False).fetchone()
-    if row is None:
-        raise RegistryError(_words.not_installed())
-    return psycopg.sql.Identifier(row[3]).as_string(conn)
-
-
-def _server_error(e, acquire: bool = False) -> RegistryError:
-    """A psycopg error the server raised, as the RegistryError of its SQLSTATE (the message
-    with its DETAIL): the class of its condition in tests/vectors/registry_errors.json, a plain
-    RegistryError for any other code. ``acquire``: raised by ``idgen_acquire``, which never
-    loses a grant: an extension before 0.7.0 raised its fence (and a changed epoch) as 55000,
-    which is then a RegistryFenced (no ``until``: its moment was in the server's DateStyle) or
-    a plain RegistryError, never a GrantLost, whose handling acquires again."""
-    state = e.sqlstate
-    diag = e.diag
-    primary = diag.message_primary or str(e)
-    msg = _words.server_refusal(primary, diag.message_detail)
-    if state == "42703" and "lo_t" in primary:
-        # idgen_grant's lo_t, hi_t and server_t are new in 0.7.0: an older extension lacks them.
-        return RegistryError(_words.needs_0_7_0(primary), state)
-    cls = REGISTRY_ERRORS.get(state, RegistryError)
-    if acquire and cls is GrantLost:
-        cls = RegistryFenced if primary.startswith("the writer registry grants") else RegistryError
-    return cls(msg, state)
-
-
-def _id_time_us(kind: str, epoch_ms: Optional[int], t: int) -> int:
-    """An id-time of ``kind`` (the grant row's ``lo_t``/``hi_t``: Snowflake ms since
-    ``epoch_ms``, xid12 unix seconds) as unix microseconds."""
-    return t * 1_000_000 if kind == "xid12" else (epoch_ms + t) * 1000
-
-
-def _datetime_us(utc: str) -> int:
-    """The grant row's ``server_time`` as ``_statements`` reads it (UTC, ``YYYY-MM-DD
-    HH:MM:SS.ffffff``, whatever the session's DateStyle and TimeZone) as unix microseconds."""
-    moment = _dt.datetime.strptime(utc, "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=_dt.timezone.utc)
-    return (moment - _EPOCH) // _ONE_US
-
-
-def _statements(schema: str) -> dict:
-    """The registry's statements on the extension's ``schema`` (quoted). Every parameter is
-    cast to the exact type of the function's argument, so that the call matches the
-    extension's function exactly and no overload another role added to that schema (public,
-    where the extension usually lives) is a better match: psycopg sends a small int as int2
-    or int4, and ``idgen_renew(integer, bigint, interval)`` would beat ``(bigint, bigint,
-    interval)``. The grant's window is read as the server gives it in id-time (``lo_t``,
-    ``hi_t``: the extension 0.7.0's columns), and the server's clock as its UTC text to the
-    microsecond (``to_char``: the same in any DateStyle and TimeZone, in text or binary results,
-    with any cursor): no arithmetic in SQL, every name qualified."""
-    server_time = ("pg_catalog.to_char(pg_catalog.timezone('UTC'::pg_catalog.text, server_time), "
-                   "'YYYY-MM-DD HH24:MI:SS.US'::pg_catalog.text)")
-    row = f"grant_id, token, kind, slot, epoch_ms, lo_t, hi_t, {server_time}"
-    text, int8 = "%s::pg_catalog.text", "%s::pg_catalog.int8"
-    interval, tstz = "%s::pg_catalog.interval", "%s::pg_catalog.timestamptz"
-    return {
-        "acquire": f"SELECT {row} FROM {schema}.idgen_acquire({text}, {text}, {interval}, {text})",
-        "acquire_default": f"SELECT {row} FROM {schema}.idgen_acquire({text}, {text}, pool => {text})",
-        "renew": f"SELECT {row} FROM {schema}.idgen_renew({int8}, {int8}, {interval})",
-        "release": f"SELECT grant_id FROM {schema}.idgen_release({int8}, {int8}, {tstz})",
-        "report": f"SELECT {schema}.idgen_report({int8}, {int8}, {text}, {int8}, {tstz}, {int8})",
-    }
-
-
 def _renewer(ref) -> None:
     """The background thread: renews each generator's grant when it is due (about half its
     lease after the last renewal, on the server's clock), or at once when an id waits for it;
@@ -520,14 +453,6 @@ def _renewer(ref) -> None:
                     gen._renew_due = _monotonic() + 1.0
                     gen._finished(RegistryError(f"the renewal failed: {e!r}"))
         del reg
-
-
-def _lease_param(lease):
-    if lease is None or isinstance(lease, (str, _dt.timedelta)):
-        return lease
-    if isinstance(lease, (int, float)) and not isinstance(lease, bool):
-        return _dt.timedelta(seconds=lease)
-    raise TypeError(f"a lease is an interval text, a timedelta or seconds, not {type(lease).__name__}")
 
 
 class _GrantGenerator:

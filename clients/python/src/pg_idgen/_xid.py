@@ -74,22 +74,8 @@ def _why_not_text(text: str) -> str:
     return "The last character must be 0 or g: its low 4 bits are unused and must be zero."
 
 
-def _parse_text(text: str) -> bytes:
-    # int(_, 32) reads exactly the base32hex digits 0-9a-v in either case; the checks before
-    # keep out what int() would also take (signs, underscores, spaces).
-    if len(text) == CHARS and text.isascii() and text.isalnum():
-        try:
-            n = int(text, 32)
-        except ValueError:
-            pass
-        else:
-            if not n & 0xF:
-                return (n >> 4).to_bytes(BYTES, "big")
-    raise ValueError(f"{_invalid_input('xid12', text)}: {_why_not_text(text)}")
-
-
 def _canonical_text(text: str) -> str:
-    """The canonical (lowercase) text of an xid12 text, or the ValueError of _parse_text."""
+    """The canonical (lowercase) text of an xid12 text, or a ValueError that says why not."""
     if len(text) == CHARS and text.isascii() and text.isalnum():
         try:
             n = int(text, 32)

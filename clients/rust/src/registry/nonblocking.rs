@@ -279,47 +279,13 @@ impl AsyncRegistry {
         AsyncRegistry::with(self.inner.pool.clone(), settings)
     }
 
-    /// The writer's name, as `idgen_grants` and `idgen_writer_of` show it.
-    pub fn writer(self, name: impl Into<String>) -> AsyncRegistry {
-        let name = name.into();
-        self.configure(|s| s.writer = name)
-    }
-
-    /// The registry pool to take grants from (default `app`).
-    pub fn pool(self, pool: impl Into<String>) -> AsyncRegistry {
-        let pool = pool.into();
-        self.configure(|s| s.pool = pool)
-    }
-
-    /// How long a clock before the window (or, Snowflake, stepped back) is waited out before
-    /// `next_id` fails (default 5 s).
-    pub fn max_wait(self, wait: Duration) -> AsyncRegistry {
-        let ms = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
-        self.configure(|s| s.max_wait_ms = ms)
-    }
-
-    /// How long `next_id` waits at the window's end for the renewal task to bring a window
-    /// before it returns [`Error::RegistryUnavailable`] (default 1 s).
-    pub fn renew_wait(self, wait: Duration) -> AsyncRegistry {
-        self.configure(|s| s.renew_wait = wait)
-    }
-
-    /// How long one statement may take (waiting for a pooled connection included) before it
-    /// is abandoned (default 5 s; at least 1 ms); also the bound of `close()`.
-    pub fn timeout(self, timeout: Duration) -> AsyncRegistry {
-        let timeout = timeout.max(Duration::from_millis(1));
-        self.configure(|s| s.timeout = timeout)
-    }
-
-    /// Another clock, in unix milliseconds.
-    pub fn clock(self, clock: impl Fn() -> i64 + Send + Sync + 'static) -> AsyncRegistry {
-        let clock = Arc::new(clock);
-        self.configure(|s| s.clock = clock)
-    }
-
-    pub fn writer_name(&self) -> &str {
-        &self.inner.settings.writer
-    }
+    super::settings_builders!(
+        AsyncRegistry,
+        "How long `next_id` waits at the window's end for the renewal task to bring a window \
+         before it returns [`Error::RegistryUnavailable`] (default 1 s).",
+        "How long one statement may take (waiting for a pooled connection included) before it \
+         is abandoned (default 5 s; at least 1 ms); also the bound of `close()`."
+    );
 
     /// A Snowflake generator bound to a grant of `lease` (at least 1 s), or with `None` of the
     /// pool's default lease for Snowflake (the server's), acquired now.
@@ -646,15 +612,7 @@ impl<C: Core> Handle<C> {
 /// in a task on the current tokio runtime.
 pub struct AsyncGrantedSnowflake(Handle<SnowflakeCore>);
 
-impl fmt::Debug for AsyncGrantedSnowflake {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let st = lock(&self.0 .0.state);
-        f.debug_struct("AsyncGrantedSnowflake")
-            .field("slot", &st.core.0.slot())
-            .field("window", &st.core.0.window())
-            .finish_non_exhaustive()
-    }
-}
+super::snowflake_accessors!(AsyncGrantedSnowflake);
 
 impl AsyncGrantedSnowflake {
     pub async fn next_id(&self) -> Result<i64, Error> {
@@ -663,26 +621,6 @@ impl AsyncGrantedSnowflake {
 
     pub async fn close(&self) -> Result<(), Error> {
         self.0 .0.close().await
-    }
-
-    pub fn worker(&self) -> u16 {
-        lock(&self.0 .0.state).core.0.slot()
-    }
-
-    pub fn epoch_ms(&self) -> i64 {
-        lock(&self.0 .0.state).core.0.epoch_ms()
-    }
-
-    /// The grant bound now (-1 once closed) and how many times the generator was rebound.
-    pub fn grant(&self) -> (i64, i64) {
-        self.0.grant_info()
-    }
-
-    /// The window `[lo, hi)` bound now, in unix ms.
-    pub fn window_ms(&self) -> (i64, i64) {
-        let st = lock(&self.0 .0.state);
-        let (w, e) = (st.core.0.window(), st.core.0.epoch_ms());
-        (w.lo.saturating_add(e), w.hi.saturating_add(e))
     }
 
     /// Renews the grant now (or acquires a new one if it was lost).
@@ -694,15 +632,7 @@ impl AsyncGrantedSnowflake {
 /// [`GrantedXid`](super::GrantedXid) for sqlx: an xid12 generator bound to a writer grant.
 pub struct AsyncGrantedXid(Handle<XidCore>);
 
-impl fmt::Debug for AsyncGrantedXid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let st = lock(&self.0 .0.state);
-        f.debug_struct("AsyncGrantedXid")
-            .field("slot", &st.core.grant.slot())
-            .field("window", &st.core.grant.window())
-            .finish_non_exhaustive()
-    }
-}
+super::xid_accessors!(AsyncGrantedXid);
 
 impl AsyncGrantedXid {
     pub async fn next_id(&self) -> Result<Xid, Error> {
@@ -717,20 +647,6 @@ impl AsyncGrantedXid {
 
     pub async fn close(&self) -> Result<(), Error> {
         self.0 .0.close().await
-    }
-
-    pub fn machine(&self) -> u32 {
-        lock(&self.0 .0.state).core.grant.slot()
-    }
-
-    pub fn grant(&self) -> (i64, i64) {
-        self.0.grant_info()
-    }
-
-    /// The window `[lo, hi)` bound now, in unix seconds.
-    pub fn window_s(&self) -> (i64, i64) {
-        let w = lock(&self.0 .0.state).core.grant.window();
-        (w.lo, w.hi)
     }
 
     pub async fn renew(&self) -> Result<(), Error> {

@@ -113,10 +113,11 @@ def test_order_hash_and_immutability():
     a, b = Xid(values[0]), Xid(values[0])
     assert a == b and hash(a) == hash(b) and len({a, b}) == 1
     assert not (a != b) and a <= b and a >= b
-    assert a == values[0] and isinstance(a, bytes)  # an Xid is its 12 bytes
-    assert a != str(a) and type(a.bytes) is bytes
-    with pytest.raises(TypeError):
-        _ = a < str(a)
+    # An Xid is its text (since 0.7.0; a bytes subclass before): equal to it, hashed and ordered
+    # as it is; the 12 bytes are one attribute away, and never equal to it.
+    assert a == str(a) and isinstance(a, str) and hash(a) == hash(str(a))
+    assert a != values[0] and a.bytes == values[0] == bytes(a) and type(a.bytes) is bytes
+    assert not (a < str(a)) and len(a) == 20
     with pytest.raises(AttributeError):
         a._b = b"x" * 12
     with pytest.raises(AttributeError):

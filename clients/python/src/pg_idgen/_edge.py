@@ -20,17 +20,11 @@ import sqlite3
 import time as _time
 from typing import Callable, NamedTuple, Optional, TypeVar, Union
 
+from . import _words
 from ._grant import DeviceConflict, RegistryError
-from ._registry import (
-    _extension_schema,
-    _id_time_us,
-    _iso_us,
-    _lease_param,
-    _server_error,
-    _statements,
-)
+from ._protocol import UNIT_US, extension_schema, id_time_us, lease_param, server_error, statements
 from ._snowflake import MAX_TIMESTAMP, _TIMESTAMP_SHIFT, _WORKER_SHIFT, snowflake_step
-from ._xid import BYTES, MAX_COUNTER, MAX_PID, Xid, _bytes_new, xid_step
+from ._xid import MAX_COUNTER, MAX_PID, Xid, _from_int, xid_step
 
 __all__ = ["EdgeStore", "EdgeGrant", "EdgeError", "EdgeClockBeforeWindow", "EdgeWindowEnded",
            "EdgeCloned"]
@@ -38,7 +32,6 @@ __all__ = ["EdgeStore", "EdgeGrant", "EdgeError", "EdgeClockBeforeWindow", "Edge
 _T = TypeVar("_T")
 _UTC = _dt.timezone.utc
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_UTC)
-_US = {"xid12": 1_000_000, "snowflake": 1000}  # µs per unit of the kind's id-time
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pg_idgen_edge (
@@ -84,7 +77,7 @@ class EdgeCloned(EdgeError, DeviceConflict):
     sqlstate = "23505"
 
     def __init__(self, message: str, detail: Optional[str] = None, hint: Optional[str] = None):
-        super().__init__(message + (f" (DETAIL: {detail})" if detail else ""))
+        super().__init__(_words.edge_device_conflict(message, detail))
         self.detail, self.hint = detail, hint
 
 
@@ -127,7 +120,7 @@ class EdgeStore:
 
     def __init__(self, sqlite_conn: sqlite3.Connection, kind: str = "xid12", *,
                  device: Optional[str] = None, clock: Optional[Callable[[], float]] = None):
-        if kind not in _US:
+        if kind not in UNIT_US:
             raise ValueError(f"an edge store's kind is 'xid12' or 'snowflake', not {kind!r}")
         self.db = sqlite_conn
         self.kind = kind
@@ -142,8 +135,7 @@ class EdgeStore:
         """enrol and sync commit their own writes: inside the caller's transaction they would
         commit its unfinished rows and marks with them, even when the server call then fails."""
         if self.db.in_transaction:
-            raise EdgeError("the SQLite connection is inside a transaction: enrol and sync commit "
-                            "their writes to the file themselves; call them outside one")
+            raise EdgeError(_words.edge_sqlite_in_transaction())
 
     def _row(self):
         return self.db.execute(f"SELECT {_COLUMNS} FROM pg_idgen_edge WHERE kind = ?",
@@ -160,8 +152,7 @@ class EdgeStore:
                          last, _moment(r[9]))
 
     def _what(self, r) -> str:
-        return (f"grant {r[0]} ({self.kind} slot {r[2]}, window {_iso_us(r[3])} to "
-                f"{_iso_us(r[4])}) on device {self.device!r}")
+        return _words.edge_grant(r[0], self.kind, r[2], r[3], r[4], self.device)
 
     # --- enrolment ----------------------------------------------------------------------
     def enrol(self, pg_conn, writer: Optional[str] = None, lease=_dt.timedelta(days=28),
@@ -173,22 +164,21 @@ class EdgeStore:
         self._outside_sqlite_transaction()
         r = self._row()
         if r is not None and r[10] is None and self._now_us() < r[4]:
-            raise EdgeError(f"this store already holds {self._what(r)}: sync it, or release it "
-                            f"with sync(pg_conn, renew=None), before enrolling again")
+            raise EdgeError(_words.edge_already_enrolled(self._what(r)))
         writer = writer or self.device
         g = self._server(pg_conn, lambda sql: pg_conn.execute(
-            sql["acquire"], (self.kind, writer, _lease_param(lease), pool),
+            sql["acquire"], (self.kind, writer, lease_param(lease), pool),
             prepare=False).fetchone(),
             acquire=True)
         self._keep(g, writer)
         return self.grant
 
     def _keep(self, g: tuple, writer: str) -> None:
-        """Stores a grant row as ``_statements`` reads it: (grant_id, token, kind, slot,
+        """Stores a grant row as ``statements`` reads it: (grant_id, token, kind, slot,
         epoch_ms, lo_t, hi_t, server_time), the window in the kind's id-time, kept in unix µs;
         the mark starts empty, the count at 0."""
         grant_id, token, kind, slot, epoch_ms, lo_t, hi_t, _ = g
-        lo_us, hi_us = _id_time_us(kind, epoch_ms, lo_t), _id_time_us(kind, epoch_ms, hi_t)
+        lo_us, hi_us = id_time_us(kind, epoch_ms, lo_t), id_time_us(kind, epoch_ms, hi_t)
         with self.db:
             self.db.execute("DELETE FROM pg_idgen_edge WHERE kind = ?", (kind,))
             self.db.execute(_ENROL, (kind, grant_id, token, slot, lo_us, hi_us, epoch_ms, writer))
@@ -203,31 +193,24 @@ class EdgeStore:
         while True:
             r = self._row()
             if r is None:
-                raise EdgeError(f"this store holds no {self.kind} grant on device "
-                                f"{self.device!r}: enrol it first")
+                raise EdgeError(_words.edge_no_grant(self.kind, self.device))
             grant_id, _, slot, lo_us, hi_us, epoch_ms, _, _, last, last_us, cloned, _ = r
             if cloned is not None:
-                raise EdgeCloned(f"no id is made: {cloned}")
+                raise EdgeCloned(_words.edge_cloned(cloned))
             now_us = self._now_us()
             if now_us < lo_us:
-                raise EdgeClockBeforeWindow(
-                    f"the device clock reads {_iso_us(now_us)}, before the window of "
-                    f"{self._what(r)}: no id is made; set the clock right (was it reset?)")
+                raise EdgeClockBeforeWindow(_words.edge_clock_before_window(now_us, self._what(r)))
             if now_us >= hi_us:
-                raise EdgeWindowEnded(
-                    f"the device clock reads {_iso_us(now_us)}, at or after the end of the window "
-                    f"of {self._what(r)}: no id is made; sync with the registry to renew it")
+                raise EdgeWindowEnded(_words.edge_window_ended(now_us, self._what(r)))
             if self.kind == "xid12":
                 n, t = self._next_xid(slot, now_us, last)
-                new = _bytes_new(Xid, n.to_bytes(BYTES, "big"))
+                new = _from_int(n)
                 stored = str(new)
             else:
                 new, t = self._next_snowflake(slot, epoch_ms, now_us, last)
                 stored = new
             if t >= hi_us:
-                raise EdgeWindowEnded(
-                    f"the ids of the window of {self._what(r)} are used up (the last is of "
-                    f"{_iso_us(last_us)}): no id is made; sync to renew it")
+                raise EdgeWindowEnded(_words.edge_used_up(self._what(r), last_us))
             # Compare-and-set: another connection to the file that moved the mark or shrank the
             # window (a release) in between makes this one read it again (or wait for its
             # lock), never reuse a mark or make an id past a window's new end.
@@ -254,7 +237,7 @@ class EdgeStore:
             n_last = -1
             pid, counter = self._first_pid_counter()
         else:
-            n_last = int.from_bytes(Xid(last), "big")
+            n_last = int(Xid(last), 32) >> 4
             pid, counter = n_last >> 24 & MAX_PID, (n_last + 1) & MAX_COUNTER
         n = xid_step(n_last, now_us // 1_000_000, slot << 40 | pid << 24 | counter)
         return n, (n >> 64) * 1_000_000
@@ -283,7 +266,7 @@ class EdgeStore:
         self._outside_sqlite_transaction()
         r = self._row()
         if r is None:
-            raise EdgeError(f"this store holds no {self.kind} grant on device {self.device!r}")
+            raise EdgeError(_words.edge_no_grant_to_sync(self.kind, self.device))
         grant_id, token, _, _, _, _, _, syncs, _, last_us, _, attempt = r
         last_time = _moment(last_us)
         if attempt is None:
@@ -299,7 +282,7 @@ class EdgeStore:
             with self.db:
                 self.db.execute("UPDATE pg_idgen_edge SET hi_us = min(hi_us, "
                                 "coalesce(last_id_us + ?, lo_us)) WHERE kind = ?",
-                                (_US[self.kind], self.kind))
+                                (UNIT_US[self.kind], self.kind))
                 last_us = self._row()[9]
             last_time = _moment(last_us)
 
@@ -310,9 +293,9 @@ class EdgeStore:
                 pg_conn.execute(sql["release"], (grant_id, token, last_time or "-infinity"),
                                 prepare=False)
                 return count, None
-            row = pg_conn.execute(sql["renew"], (grant_id, token, _lease_param(renew)),
+            row = pg_conn.execute(sql["renew"], (grant_id, token, lease_param(renew)),
                                   prepare=False).fetchone()
-            return count, _id_time_us(row[2], row[4], row[6])  # hi_t, as unix µs
+            return count, id_time_us(row[2], row[4], row[6])  # hi_t, as unix µs
 
         count, hi_us = self._server(pg_conn, calls)
         with self.db:
@@ -330,11 +313,10 @@ class EdgeStore:
         import psycopg
 
         if pg_conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            raise EdgeError("the PostgreSQL connection is inside a transaction: an edge store "
-                            "commits its registry calls itself")
+            raise EdgeError(_words.edge_postgres_in_transaction())
         try:
             with pg_conn.transaction():
-                return run(_statements(_extension_schema(pg_conn)))
+                return run(statements(extension_schema(pg_conn)))
         except psycopg.Error as e:
             if e.sqlstate == "23505":
                 err = EdgeCloned(e.diag.message_primary or str(e), e.diag.message_detail,
@@ -345,4 +327,4 @@ class EdgeStore:
                 raise err from e
             if e.sqlstate is None:
                 raise
-            raise _server_error(e, acquire=acquire) from e
+            raise server_error(e, acquire=acquire) from e

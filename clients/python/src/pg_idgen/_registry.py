@@ -33,15 +33,22 @@ import weakref
 from typing import Callable, Optional, Union
 
 from ._grant import (
-    REGISTRY_ERRORS,
     ClockAheadOfWindow,
     ClockBeforeWindow,
     GrantLost,
     RegistryError,
-    RegistryFenced,
     RegistryUnavailable,
     SnowflakeGrantState,
     XidGrantState,
+)
+from . import _words
+from ._protocol import (  # noqa: F401  (_server_error, _statements: the tests' names)
+    datetime_us as _datetime_us,
+    extension_schema as _extension_schema,
+    id_time_us as _id_time_us,
+    lease_param as _lease_param,
+    server_error as _server_error,
+    statements as _statements,
 )
 from ._snowflake import (
     _TIMESTAMP_SHIFT,
@@ -52,14 +59,13 @@ from ._snowflake import (
     snowflake_unix_ms,
     snowflake_worker,
 )
-from ._xid import BYTES, MAX_COUNTER, MAX_PID, Xid, _bytes_new
+from ._xid import MAX_COUNTER, MAX_PID, Xid, _from_int
 from ._xid import _time_ns, xid_step as _xid_step
 
 __all__ = ["Registry", "GrantSnowflake", "GrantXid", "Grant"]
 
 _UTC = _dt.timezone.utc
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_UTC)
-_ONE_US = _dt.timedelta(microseconds=1)
 _monotonic = _time.monotonic
 # Set on a connection the Registry makes from a DSN, unless the DSN (or, for connect_timeout,
 # PGCONNECT_TIMEOUT) sets them: a dead link is found by TCP too, not only by the statement
@@ -77,8 +83,7 @@ def _default_writer() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _iso_us(unix_us: int) -> str:
-    return (_EPOCH + _dt.timedelta(microseconds=unix_us)).isoformat(timespec="milliseconds")
+_iso_us = _words.iso_us
 
 
 class Grant:
@@ -195,7 +200,7 @@ class Registry:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise RegistryError("the writer registry is closed")
+            raise RegistryError(_words.closed())
 
     # --- closing ------------------------------------------------------------------------
     def close(self) -> None:
@@ -275,8 +280,7 @@ class Registry:
         import psycopg
 
         if not self._conn_lock.acquire(timeout=self.timeout):
-            raise RegistryUnavailable(f"the writer registry could not be reached: another call "
-                                      f"to it has not come back within {self.timeout:g} s")
+            raise RegistryUnavailable(_words.busy(self.timeout))
         try:
             for attempt in (1, 2):
                 watchdog = None
@@ -302,11 +306,9 @@ class Registry:
                         except Exception:
                             pass
                     if fired:  # no answer within the bound: a dead link, not a stale session
-                        raise RegistryUnavailable(
-                            f"the writer registry could not be reached: no answer within "
-                            f"{self.timeout:g} s, the connection was abandoned") from e
+                        raise RegistryUnavailable(_words.no_answer(self.timeout)) from e
                     if attempt == 2:
-                        raise RegistryUnavailable(f"the writer registry could not be reached: {e}") from e
+                        raise RegistryUnavailable(_words.unreachable(e)) from e
         finally:
             self._conn_lock.release()
 
@@ -425,82 +427,6 @@ def _dsn_params(dsn: str, timeout: float) -> dict:
     return params
 
 
-def _extension_schema(conn) -> str:
-    """The schema of pg_idgen's writer registry on a psycopg 3 connection, quoted for SQL text:
-    the native extension's, or the portable edition's (its pg_tle extension, or the plain
-    script's schema as ``_catalog.EDITION_QUERY`` finds it: made by the database owner or a
-    superuser, never a look-alike another role planted); RegistryError when there is neither."""
-    import psycopg
-
-    from ._catalog import EDITION_QUERY
-
-    row = conn.execute(EDITION_QUERY, prepare=False).fetchone()
-    if row is None:
-        raise RegistryError("the pg_idgen extension is not installed in this database: "
-                            "CREATE EXTENSION pg_idgen (or the portable edition's script)")
-    return psycopg.sql.Identifier(row[3]).as_string(conn)
-
-
-def _server_error(e, acquire: bool = False) -> RegistryError:
-    """A psycopg error the server raised, as the RegistryError of its SQLSTATE (the message
-    with its DETAIL): the class of its condition in tests/vectors/registry_errors.json, a plain
-    RegistryError for any other code. ``acquire``: raised by ``idgen_acquire``, which never
-    loses a grant: an extension before 0.7.0 raised its fence (and a changed epoch) as 55000,
-    which is then a RegistryFenced (no ``until``: its moment was in the server's DateStyle) or
-    a plain RegistryError, never a GrantLost, whose handling acquires again."""
-    state = e.sqlstate
-    diag = e.diag
-    primary = diag.message_primary or str(e)
-    msg = primary
-    if diag.message_detail:
-        msg += f" (DETAIL: {diag.message_detail})"
-    if state == "42703" and "lo_t" in primary:
-        # idgen_grant's lo_t, hi_t and server_t are new in 0.7.0: an older extension lacks them.
-        return RegistryError(f"the writer registry needs the pg_idgen extension 0.7.0 or later "
-                             f"(ALTER EXTENSION pg_idgen UPDATE): {primary}", state)
-    cls = REGISTRY_ERRORS.get(state, RegistryError)
-    if acquire and cls is GrantLost:
-        cls = RegistryFenced if primary.startswith("the writer registry grants") else RegistryError
-    return cls(msg, state)
-
-
-def _id_time_us(kind: str, epoch_ms: Optional[int], t: int) -> int:
-    """An id-time of ``kind`` (the grant row's ``lo_t``/``hi_t``: Snowflake ms since
-    ``epoch_ms``, xid12 unix seconds) as unix microseconds."""
-    return t * 1_000_000 if kind == "xid12" else (epoch_ms + t) * 1000
-
-
-def _datetime_us(utc: str) -> int:
-    """The grant row's ``server_time`` as ``_statements`` reads it (UTC, ``YYYY-MM-DD
-    HH:MM:SS.ffffff``, whatever the session's DateStyle and TimeZone) as unix microseconds."""
-    moment = _dt.datetime.strptime(utc, "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=_dt.timezone.utc)
-    return (moment - _EPOCH) // _ONE_US
-
-
-def _statements(schema: str) -> dict:
-    """The registry's statements on the extension's ``schema`` (quoted). Every parameter is
-    cast to the exact type of the function's argument, so that the call matches the
-    extension's function exactly and no overload another role added to that schema (public,
-    where the extension usually lives) is a better match: psycopg sends a small int as int2
-    or int4, and ``idgen_renew(integer, bigint, interval)`` would beat ``(bigint, bigint,
-    interval)``. The grant's window is read as the server gives it in id-time (``lo_t``,
-    ``hi_t``: the extension 0.7.0's columns), and the server's clock as its UTC text to the
-    microsecond (``to_char``: the same in any DateStyle and TimeZone, in text or binary results,
-    with any cursor): no arithmetic in SQL, every name qualified."""
-    server_time = ("pg_catalog.to_char(pg_catalog.timezone('UTC'::pg_catalog.text, server_time), "
-                   "'YYYY-MM-DD HH24:MI:SS.US'::pg_catalog.text)")
-    row = f"grant_id, token, kind, slot, epoch_ms, lo_t, hi_t, {server_time}"
-    text, int8 = "%s::pg_catalog.text", "%s::pg_catalog.int8"
-    interval, tstz = "%s::pg_catalog.interval", "%s::pg_catalog.timestamptz"
-    return {
-        "acquire": f"SELECT {row} FROM {schema}.idgen_acquire({text}, {text}, {interval}, {text})",
-        "acquire_default": f"SELECT {row} FROM {schema}.idgen_acquire({text}, {text}, pool => {text})",
-        "renew": f"SELECT {row} FROM {schema}.idgen_renew({int8}, {int8}, {interval})",
-        "release": f"SELECT grant_id FROM {schema}.idgen_release({int8}, {int8}, {tstz})",
-        "report": f"SELECT {schema}.idgen_report({int8}, {int8}, {text}, {int8}, {tstz}, {int8})",
-    }
-
-
 def _renewer(ref) -> None:
     """The background thread: renews each generator's grant when it is due (about half its
     lease after the last renewal, on the server's clock), or at once when an id waits for it;
@@ -527,14 +453,6 @@ def _renewer(ref) -> None:
                     gen._renew_due = _monotonic() + 1.0
                     gen._finished(RegistryError(f"the renewal failed: {e!r}"))
         del reg
-
-
-def _lease_param(lease):
-    if lease is None or isinstance(lease, (str, _dt.timedelta)):
-        return lease
-    if isinstance(lease, (int, float)) and not isinstance(lease, bool):
-        return _dt.timedelta(seconds=lease)
-    raise TypeError(f"a lease is an interval text, a timedelta or seconds, not {type(lease).__name__}")
 
 
 class _GrantGenerator:
@@ -638,21 +556,19 @@ class _GrantGenerator:
             if self._attempts != attempts and self._error is not None:
                 e = self._error
                 if isinstance(e, RegistryUnavailable):
-                    raise RegistryUnavailable(f"{self._what()}: {e}") from e
+                    raise RegistryUnavailable(f"{self._what()}: {e}") from e  # *_unreachable
                 raise type(e)(str(e), e.sqlstate) from e
             left = deadline - _monotonic()
             if left <= 0:
+                g = self._grant
                 raise RegistryUnavailable(
-                    f"{self._what()}: the writer registry did not answer within "
-                    f"{reg.renew_wait:g} s")
+                    _words.grant_unacquired(reg.renew_wait) if g is None
+                    else _words.window_unrenewed(g.hi_us, reg.renew_wait))
             self._changed.wait(left)
 
     def _what(self) -> str:
         g = self._grant
-        if g is None:
-            return "no grant could be acquired, so no id is made"
-        return (f"the grant's window ended at {_iso_us(g.hi_us)} and could not be renewed, so no "
-                f"id is made")
+        return _words.no_id(None if g is None else g.hi_us)
 
     def _make(self, now):
         """The slow path of making an id: waits, renewals, new grants, errors with offsets."""
@@ -668,16 +584,14 @@ class _GrantGenerator:
                 return value
             if wait is not None:
                 if _monotonic() > waited_until:
-                    raise ClockBeforeWindow(
-                        f"the clock did not reach the grant's window within "
-                        f"{self._registry.max_wait:g} s (it reads {self._iso(now)}, the window "
-                        f"starts at {_iso_us(self._grant.lo_us)})")
+                    raise ClockBeforeWindow(_words.clock_never_reached(
+                        self._registry.max_wait, self._us(now), self._grant.lo_us))
                 self._registry._sleep(max(self._seconds(wait - now), 0.0005))
             else:
                 if tried and self._grant is not None:
                     raise self._ahead(now)
                 if tried:
-                    raise RegistryUnavailable(f"{self._what()}: the grant was lost again")
+                    raise RegistryUnavailable(_words.grant_lost_again())
                 tried = True
                 self._registry._check_open()
                 self._await_window()
@@ -686,19 +600,14 @@ class _GrantGenerator:
     def _ahead(self, now) -> ClockAheadOfWindow:
         g = self._grant
         past = self._seconds(now) - g.hi_us / 1e6
-        return ClockAheadOfWindow(
-            f"the clock is {g.offset_s():.1f} s ahead of the registry server's: it reads "
-            f"{self._iso(now)}, {past:.3f} s past the end of the grant's window "
-            f"({_iso_us(g.hi_us)}) just after renewing it for a lease of {g.lease_s:.1f} s; "
-            f"a writer runs only while its clock is less than a lease ahead of the server's")
+        return ClockAheadOfWindow(_words.clock_ahead_of_window(
+            g.offset_s(), self._us(now), past, g.hi_us, g.lease_s))
 
     def _with_offset(self, e: ClockBeforeWindow) -> ClockBeforeWindow:
         behind = -self._grant.offset_s()
         if behind >= 0:
-            return ClockBeforeWindow(f"the clock is {behind:.1f} s behind the registry server's: {e}")
-        return ClockBeforeWindow(
-            f"the clock is {-behind:.1f} s ahead of the registry server's, but the slot's window "
-            f"starts later still: {e}")
+            return ClockBeforeWindow(_words.clock_behind_server(behind, str(e)))
+        return ClockBeforeWindow(_words.clock_ahead_window_later(-behind, str(e)))
 
     def _background_renew(self) -> None:
         """In the background thread: renews the grant (or, without one, acquires one), with
@@ -804,8 +713,8 @@ class GrantSnowflake(_GrantGenerator):
         return clock_value / 1000
 
     @staticmethod
-    def _iso(clock_value) -> str:
-        return _iso_us(clock_value * 1000)
+    def _us(clock_value) -> int:
+        return clock_value * 1000
 
     def _last_id_time(self, last: int) -> _dt.datetime:
         return _EPOCH + _dt.timedelta(milliseconds=self._state.epoch_ms + (last >> _TIMESTAMP_SHIFT))
@@ -849,9 +758,9 @@ class GrantXid(_GrantGenerator):
                 if n < st.hi_n:
                     st.last = n
                     st.counter = (counter + 1) & MAX_COUNTER
-                    return _bytes_new(Xid, n.to_bytes(BYTES, "big"))
+                    return _from_int(n)
             n = self._make(self._clock())
-        return _bytes_new(Xid, n.to_bytes(BYTES, "big"))
+        return _from_int(n)
 
     __call__ = new
 
@@ -863,8 +772,8 @@ class GrantXid(_GrantGenerator):
         return clock_value
 
     @staticmethod
-    def _iso(clock_value) -> str:
-        return _iso_us(int(clock_value * 1_000_000))
+    def _us(clock_value) -> int:
+        return int(clock_value * 1_000_000)
 
     def _last_id_time(self, last: int) -> _dt.datetime:
         return _EPOCH + _dt.timedelta(seconds=last >> 64)

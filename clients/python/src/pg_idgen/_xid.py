@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
-import functools
 import hashlib
 import os
 import socket
@@ -75,9 +74,8 @@ def _why_not_text(text: str) -> str:
     return "The last character must be 0 or g: its low 4 bits are unused and must be zero."
 
 
-def _parse_text(text: str) -> bytes:
-    # int(_, 32) reads exactly the base32hex digits 0-9a-v in either case; the checks before
-    # keep out what int() would also take (signs, underscores, spaces).
+def _canonical_text(text: str) -> str:
+    """The canonical (lowercase) text of an xid12 text, or a ValueError that says why not."""
     if len(text) == CHARS and text.isascii() and text.isalnum():
         try:
             n = int(text, 32)
@@ -85,7 +83,7 @@ def _parse_text(text: str) -> bytes:
             pass
         else:
             if not n & 0xF:
-                return (n >> 4).to_bytes(BYTES, "big")
+                return text.lower()
     raise ValueError(f"{_invalid_input('xid12', text)}: {_why_not_text(text)}")
 
 
@@ -130,27 +128,29 @@ def machine_from_hostname(hostname: Optional[str] = None) -> bytes:
     return hashlib.md5(hostname.encode()).digest()[:3]
 
 
-class Xid(bytes):
-    """An xid12 value: its 12 bytes (a ``bytes`` subclass, so immutable, hashed, and ordered
-    by byte order, which is the server's order).
+class Xid(str):
+    """An xid12 value: its canonical 20-character text (a ``str`` subclass, so immutable,
+    hashed, and ordered by that text, which is byte order, the server's order), with its 12
+    bytes one attribute away. Anything that meets an ``Xid`` without knowing its type (json,
+    pandas, FastAPI, templates, logging) writes the text.
 
     ``Xid(text)`` parses the 20-character text (either case), ``Xid(b)`` takes the 12 bytes;
     anything else is a ``ValueError`` (bad text or length, saying why) or a ``TypeError``.
-    ``str(x)`` is the lowercase text; ``bytes(x)`` or ``x.bytes`` the 12 bytes.
+    ``str(x)`` is the lowercase text; ``x.bytes`` or ``bytes(x)`` the 12 bytes.
     """
 
     __slots__ = ()
 
     def __new__(cls, value: Union[str, bytes, bytearray, memoryview]):
         if isinstance(value, str):
-            return _bytes_new(cls, _parse_text(value))
-        if value.__class__ is cls:
-            return value
+            if value.__class__ is cls:
+                return value
+            return _str_new(cls, _canonical_text(value))
         if isinstance(value, (bytes, bytearray, memoryview)):
-            b = _bytes_new(cls, value)
+            b = bytes(value)
             if len(b) != BYTES:
                 raise _wrong_length(len(b))
-            return b
+            return _str_new(cls, _text_of(b))
         raise TypeError(f"an Xid is made from str or bytes, not {type(value).__name__}")
 
     # --- constructors -------------------------------------------------------------------
@@ -159,16 +159,16 @@ class Xid(bytes):
         """The Xid of exactly 12 bytes (bytes, bytearray or memoryview)."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"xid12 bytes are bytes, not {type(data).__name__}")
-        b = _bytes_new(cls, data)
+        b = bytes(data)
         if len(b) != BYTES:
             raise _wrong_length(len(b))
-        return b
+        return _str_new(cls, _text_of(b))
 
     @classmethod
     def from_str(cls, text: str) -> "Xid":
         if not isinstance(text, str):
             raise TypeError(f"xid12 text is a str, not {type(text).__name__}")
-        return _bytes_new(cls, _parse_text(text))
+        return _str_new(cls, _canonical_text(text))
 
     @classmethod
     def from_parts(cls, time: Union[int, _dt.datetime], machine, pid: int, counter: int) -> "Xid":
@@ -181,21 +181,20 @@ class Xid(bytes):
             raise ValueError(f"xid12 pid {pid} is outside the range 0 .. {MAX_PID}")
         if not 0 <= counter <= MAX_COUNTER:
             raise ValueError(f"xid12 counter {counter} is outside the range 0 .. {MAX_COUNTER}")
-        return _bytes_new(
-            cls, t.to_bytes(4, "big") + m + pid.to_bytes(2, "big") + counter.to_bytes(3, "big")
-        )
+        return _str_new(cls, _text_of(
+            t.to_bytes(4, "big") + m + pid.to_bytes(2, "big") + counter.to_bytes(3, "big")))
 
     @classmethod
     def min_for(cls, dt: _dt.datetime) -> "Xid":
         """The smallest id of ``dt``'s second (SQL ``xid12_min``)."""
         t = _time_field(_unix_second(dt, "Xid.min_for"))
-        return _bytes_new(cls, t.to_bytes(4, "big") + b"\x00" * 8)
+        return _str_new(cls, _text_of(t.to_bytes(4, "big") + b"\x00" * 8))
 
     @classmethod
     def max_for(cls, dt: _dt.datetime) -> "Xid":
         """The largest id of ``dt``'s second (SQL ``xid12_max``)."""
         t = _time_field(_unix_second(dt, "Xid.max_for"))
-        return _bytes_new(cls, t.to_bytes(4, "big") + b"\xff" * 8)
+        return _str_new(cls, _text_of(t.to_bytes(4, "big") + b"\xff" * 8))
 
     @staticmethod
     def new() -> "Xid":
@@ -205,34 +204,36 @@ class Xid(bytes):
     # --- accessors ----------------------------------------------------------------------
     @property
     def bytes(self) -> bytes:
-        return _bytes_new(bytes, self)
+        """The 12 bytes (the binary form, the bytea cast)."""
+        return (int(self, 32) >> 4).to_bytes(BYTES, "big")
 
-    def __str__(self) -> str:
-        return _b32encode(self)[:CHARS].translate(_STD_TO_HEX).decode("ascii")
+    def __bytes__(self) -> bytes:
+        return (int(self, 32) >> 4).to_bytes(BYTES, "big")
 
     def __repr__(self) -> str:
         return f"Xid('{self}')"
 
     @property
     def unix_seconds(self) -> int:
-        return int.from_bytes(self[0:4], "big")
+        # The first 7 characters hold the 32 bits of the time and 3 of the machine id.
+        return int(self[:7], 32) >> 3
 
     @property
     def time(self) -> _dt.datetime:
         """The creation second as an aware UTC datetime."""
-        return _EPOCH + _dt.timedelta(seconds=int.from_bytes(self[0:4], "big"))
+        return _EPOCH + _dt.timedelta(seconds=int(self[:7], 32) >> 3)
 
     @property
     def machine(self) -> bytes:
-        return self[4:7]
+        return (int(self, 32) >> 44 & MAX_MACHINE).to_bytes(3, "big")
 
     @property
     def pid(self) -> int:
-        return int.from_bytes(self[7:9], "big")
+        return int(self, 32) >> 28 & MAX_PID
 
     @property
     def counter(self) -> int:
-        return int.from_bytes(self[9:12], "big")
+        return int(self, 32) >> 4 & MAX_COUNTER
 
     # --- Pydantic v2 (``id: Xid`` in a model); pydantic is imported only when it asks ------
     @classmethod
@@ -254,9 +255,35 @@ class Xid(bytes):
         return self
 
 
-_bytes_new = bytes.__new__
-#: Builds an Xid of bytes already known to be 12 (the adapters' hot path): C only.
-_from_trusted = functools.partial(_bytes_new, Xid)
+_str_new = str.__new__
+
+
+# Two base32hex characters for each 10 bits: the text of 96 bits (and 4 zero bits) is ten
+# lookups (base64.b32encode is pure Python before 3.13, several times slower).
+_PAIRS = [a + b for a in _ALPHABET for b in _ALPHABET]
+
+
+def _text_of_int(n: int, t=_PAIRS) -> str:
+    """The canonical text of a 96-bit number."""
+    n <<= 4
+    return "".join([t[n >> 90], t[n >> 80 & 1023], t[n >> 70 & 1023], t[n >> 60 & 1023],
+                    t[n >> 50 & 1023], t[n >> 40 & 1023], t[n >> 30 & 1023], t[n >> 20 & 1023],
+                    t[n >> 10 & 1023], t[n & 1023]])
+
+
+def _text_of(b: bytes, _int=int.from_bytes) -> str:
+    """The canonical text of 12 bytes."""
+    return _text_of_int(_int(b, "big"))
+
+
+def _from_trusted(b: bytes, _int=int.from_bytes) -> Xid:
+    """The Xid of bytes already known to be 12 (the binary adapters' hot path)."""
+    return _str_new(Xid, _text_of_int(_int(b, "big")))
+
+
+def _from_int(n: int) -> Xid:
+    """The Xid of a 96-bit number (the generators')."""
+    return _str_new(Xid, _text_of_int(n))
 
 
 def coerce(value) -> Xid:
@@ -353,7 +380,7 @@ class XidGenerator:
             now = _time_ns() // 1_000_000_000 if clock is None else int(clock() // 1)
             n = xid_step(self._last, now, self._middle | counter)
             self._last = n
-        return _bytes_new(Xid, n.to_bytes(BYTES, "big"))
+        return _from_int(n)
 
     __call__ = new
 

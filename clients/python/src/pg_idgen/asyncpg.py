@@ -20,10 +20,10 @@ from ._xid import CHARS, _STD_TO_HEX, Xid, _b32encode, _from_trusted, coerce
 __all__ = ["register", "edition"]
 
 def _encode(value) -> bytes:
-    return value if value.__class__ is Xid else coerce(value)
+    return (value if value.__class__ is Xid else coerce(value)).bytes
 
 
-# The server's xid12_send always gives 12 bytes: a C call makes the Xid of them.
+# The server's xid12_send always gives 12 bytes: the Xid is their text.
 _decode = _from_trusted
 
 

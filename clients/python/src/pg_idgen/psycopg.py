@@ -32,7 +32,7 @@ from psycopg.types import TypeInfo
 from psycopg.types.string import StrBinaryDumper, StrDumper, TextBinaryLoader, TextLoader
 
 from ._catalog import EDITION_QUERY, NATIVE, PORTABLE, RAPKEY_QUERY, missing_edition, qualified
-from ._xid import CHARS, _STD_TO_HEX, Xid, _b32encode, _from_trusted, _parse_text, coerce
+from ._xid import CHARS, _STD_TO_HEX, Xid, _b32encode, _canonical_text, _from_trusted, _str_new, coerce
 
 __all__ = ["register", "register_async", "edition", "XidTypeInfo", "XidTextLoader", "XidBinaryLoader",
            "XidStrTextLoader", "XidStrBinaryLoader"]
@@ -42,13 +42,13 @@ class XidTextLoader(Loader):
     format = Format.TEXT
 
     def load(self, data) -> Xid:
-        return _from_trusted(_parse_text(bytes(data).decode("ascii")))
+        return _str_new(Xid, _canonical_text(bytes(data).decode("ascii")))
 
 
 class XidBinaryLoader(Loader):
     format = Format.BINARY
 
-    # The server's xid12_send always gives 12 bytes: a C call makes the Xid of them.
+    # The server's xid12_send always gives 12 bytes: the Xid is their text.
     load = staticmethod(_from_trusted)
 
 
@@ -81,14 +81,14 @@ class _XidTextDumper(Dumper):
 
     def dump(self, obj: Any) -> bytes:
         x = obj if obj.__class__ is Xid else coerce(obj)
-        return _b32encode(x)[:CHARS].translate(_STD_TO_HEX)
+        return x.encode("ascii")
 
 
 class _XidBinaryDumper(Dumper):
     format = Format.BINARY
 
     def dump(self, obj: Any) -> bytes:
-        return obj if obj.__class__ is Xid else coerce(obj)
+        return (obj if obj.__class__ is Xid else coerce(obj)).bytes
 
 
 def _install(conn, row, loaders) -> "XidTypeInfo":
@@ -120,7 +120,7 @@ class _PortableBinaryLoader(Loader):
     format = Format.BINARY
 
     def load(self, data) -> Xid:
-        return _from_trusted(_parse_text(bytes(data).decode("ascii")))
+        return _str_new(Xid, _canonical_text(bytes(data).decode("ascii")))
 
 
 class _PortableStrBinaryLoader(Loader):

@@ -9,11 +9,11 @@
 
 use super::{
     acquire_sql, is_lost, not_installed, opt_lease_ms, quote_schema, release_sql, renew_sql,
-    renewal_failed, seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef,
-    GrantRow, Settings, SnowflakeCore, XidCore, SCHEMA_COLUMN, SCHEMA_SQL,
+    renewal_failed, unavailable, wait_for, window_unrenewed, Core, GrantRef, GrantRow, Settings,
+    SnowflakeCore, XidCore, SCHEMA_COLUMN, SCHEMA_SQL,
 };
 use super::{system_time, system_time_us};
-use crate::{Error, Xid};
+use crate::{words, Error, Xid};
 use idgen_core::grant::GrantStep;
 use postgres::types::{ToSql, Type};
 use std::fmt;
@@ -31,10 +31,7 @@ pub(crate) fn registry_error(e: postgres::Error) -> Error {
     match e.as_db_error() {
         Some(db) => super::server_refusal(
             db.code().code().to_string(),
-            match db.detail() {
-                Some(detail) => format!("{}: {detail}", db.message()),
-                None => db.message().to_string(),
-            },
+            words::refusal_message(db.message(), db.detail()),
         ),
         None => Error::Registry {
             sqlstate: e.code().map(|c| c.code().to_string()),
@@ -52,7 +49,7 @@ fn statement_error(e: postgres::Error) -> Error {
             .as_deref()
             .is_some_and(|c| c.starts_with("08") || c.starts_with("57P"));
     if broken {
-        unavailable(format!("the writer registry could not be reached: {e}"))
+        unavailable(words::unreachable(&e))
     } else {
         registry_error(e)
     }
@@ -213,10 +210,7 @@ impl Inner {
             while slot.busy {
                 let now = Instant::now();
                 if now >= deadline {
-                    return Err(unavailable(format!(
-                        "the writer registry could not be reached: another call to it has not come back within {}",
-                        seconds_text(timeout)
-                    )));
+                    return Err(unavailable(words::busy(timeout)));
                 }
                 slot = self
                     .slot_free
@@ -251,10 +245,7 @@ impl Inner {
             Err(_) => {
                 // Abandoned: its thread keeps the connection until the statement fails.
                 self.give_back(None);
-                Err(unavailable(format!(
-                    "the writer registry could not be reached: no answer within {}, the connection was abandoned",
-                    seconds_text(timeout)
-                )))
+                Err(unavailable(words::no_answer(timeout)))
             }
         }
     }
@@ -414,48 +405,14 @@ impl Registry {
         Registry::with(self.inner.source.clone(), settings)
     }
 
-    /// The writer's name, as `idgen_grants` and `idgen_writer_of` show it.
-    pub fn writer(self, name: impl Into<String>) -> Registry {
-        let name = name.into();
-        self.configure(|s| s.writer = name)
-    }
-
-    /// The registry pool to take grants from (default `app`).
-    pub fn pool(self, pool: impl Into<String>) -> Registry {
-        let pool = pool.into();
-        self.configure(|s| s.pool = pool)
-    }
-
-    /// How long a clock before the window (or, Snowflake, stepped back) is waited out before
-    /// `next_id` fails (default 5 s).
-    pub fn max_wait(self, wait: Duration) -> Registry {
-        let ms = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
-        self.configure(|s| s.max_wait_ms = ms)
-    }
-
-    /// How long `next_id` waits at the window's end (or without a grant) for the renewal thread
-    /// to bring a window before it returns [`Error::RegistryUnavailable`] (default 1 s).
-    pub fn renew_wait(self, wait: Duration) -> Registry {
-        self.configure(|s| s.renew_wait = wait)
-    }
-
-    /// How long one statement to the registry may take, connecting included, before it is
-    /// abandoned with its connection (default 5 s; at least 1 ms); also the bound of `close()`
-    /// and, for a DSN, of the TCP timeouts.
-    pub fn timeout(self, timeout: Duration) -> Registry {
-        let timeout = timeout.max(Duration::from_millis(1));
-        self.configure(|s| s.timeout = timeout)
-    }
-
-    /// Another clock, in unix milliseconds (tests run writers ahead and behind).
-    pub fn clock(self, clock: impl Fn() -> i64 + Send + Sync + 'static) -> Registry {
-        let clock = Arc::new(clock);
-        self.configure(|s| s.clock = clock)
-    }
-
-    pub fn writer_name(&self) -> &str {
-        &self.inner.settings.writer
-    }
+    super::settings_builders!(
+        Registry,
+        "How long `next_id` waits at the window's end (or without a grant) for the renewal thread \
+         to bring a window before it returns [`Error::RegistryUnavailable`] (default 1 s).",
+        "How long one statement to the registry may take, connecting included, before it is \
+         abandoned with its connection (default 5 s; at least 1 ms); also the bound of `close()` \
+         and, for a DSN, of the TCP timeouts."
+    );
 
     /// A Snowflake generator bound to a grant of `lease` (at least 1 s), or with `None` of the
     /// pool's default lease for Snowflake (the server's), acquired now.
@@ -777,15 +734,7 @@ impl<C: Core> Handle<C> {
 /// `Arc` or by reference). Dropping it releases the grant, as [`GrantedSnowflake::close`].
 pub struct GrantedSnowflake(Handle<SnowflakeCore>);
 
-impl fmt::Debug for GrantedSnowflake {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let st = lock(&self.0 .0.state);
-        f.debug_struct("GrantedSnowflake")
-            .field("slot", &st.core.0.slot())
-            .field("window", &st.core.0.window())
-            .finish_non_exhaustive()
-    }
-}
+super::snowflake_accessors!(GrantedSnowflake);
 
 impl GrantedSnowflake {
     /// The next id. Waits while the millisecond is used up or the clock is a little behind;
@@ -801,29 +750,6 @@ impl GrantedSnowflake {
         self.0 .0.close_by(self.0 .0.registry.deadline())
     }
 
-    /// The worker id (slot) of the grant bound now.
-    pub fn worker(&self) -> u16 {
-        lock(&self.0 .0.state).core.0.slot()
-    }
-
-    /// The Snowflake epoch (unix ms) the registry's grants use.
-    pub fn epoch_ms(&self) -> i64 {
-        lock(&self.0 .0.state).core.0.epoch_ms()
-    }
-
-    /// The grant bound now: its id (`idgen_grants.grant_id`; -1 once closed), and how many
-    /// times the generator was rebound (renewals and new grants).
-    pub fn grant(&self) -> (i64, i64) {
-        self.0.grant_info()
-    }
-
-    /// The window `[lo, hi)` bound now, in unix ms.
-    pub fn window_ms(&self) -> (i64, i64) {
-        let st = lock(&self.0 .0.state);
-        let (w, e) = (st.core.0.window(), st.core.0.epoch_ms());
-        (w.lo.saturating_add(e), w.hi.saturating_add(e))
-    }
-
     /// Renews the grant now (or acquires a new one if it was lost), as the background thread
     /// does at half the lease.
     pub fn renew(&self) -> Result<(), Error> {
@@ -837,15 +763,7 @@ impl GrantedSnowflake {
 /// the grant, as [`GrantedXid::close`].
 pub struct GrantedXid(Handle<XidCore>);
 
-impl fmt::Debug for GrantedXid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let st = lock(&self.0 .0.state);
-        f.debug_struct("GrantedXid")
-            .field("slot", &st.core.grant.slot())
-            .field("window", &st.core.grant.window())
-            .finish_non_exhaustive()
-    }
-}
+super::xid_accessors!(GrantedXid);
 
 impl GrantedXid {
     /// The next id (see [`GrantedSnowflake::next_id`]); the pid field is this process's, the
@@ -864,22 +782,6 @@ impl GrantedXid {
     /// Gives up after the registry's `timeout` (the window then just ends).
     pub fn close(&self) -> Result<(), Error> {
         self.0 .0.close_by(self.0 .0.registry.deadline())
-    }
-
-    /// The machine id (slot) of the grant bound now.
-    pub fn machine(&self) -> u32 {
-        lock(&self.0 .0.state).core.grant.slot()
-    }
-
-    /// See [`GrantedSnowflake::grant`].
-    pub fn grant(&self) -> (i64, i64) {
-        self.0.grant_info()
-    }
-
-    /// The window `[lo, hi)` bound now, in unix seconds.
-    pub fn window_s(&self) -> (i64, i64) {
-        let w = lock(&self.0 .0.state).core.grant.window();
-        (w.lo, w.hi)
     }
 
     /// See [`GrantedSnowflake::renew`].

@@ -6,10 +6,10 @@
 
 use super::{
     acquire_sql, is_lost, not_installed, opt_lease_ms, quote_schema, release_sql, renew_sql,
-    renewal_failed, seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef,
-    GrantRow, Settings, SnowflakeCore, XidCore, SCHEMA_COLUMN, SCHEMA_SQL,
+    renewal_failed, unavailable, wait_for, window_unrenewed, Core, GrantRef, GrantRow, Settings,
+    SnowflakeCore, XidCore, SCHEMA_COLUMN, SCHEMA_SQL,
 };
-use crate::{Error, Xid};
+use crate::{words, Error, Xid};
 use idgen_core::grant::GrantStep;
 use sqlx::postgres::{PgDatabaseError, PgPool, PgRow};
 use sqlx::Row;
@@ -78,10 +78,7 @@ fn registry_error(e: sqlx::Error) -> Error {
         let detail = db
             .try_downcast_ref::<PgDatabaseError>()
             .and_then(PgDatabaseError::detail);
-        let message = match detail {
-            Some(detail) => format!("{}: {detail}", db.message()),
-            None => db.message().to_string(),
-        };
+        let message = words::refusal_message(db.message(), detail);
         return match db.code() {
             Some(code) => super::server_refusal(code.into_owned(), message),
             None => Error::Registry {
@@ -96,9 +93,7 @@ fn registry_error(e: sqlx::Error) -> Error {
         | sqlx::Error::Protocol(_)
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
-        | sqlx::Error::WorkerCrashed => {
-            unavailable(format!("the writer registry could not be reached: {e}"))
-        }
+        | sqlx::Error::WorkerCrashed => unavailable(words::unreachable(&e)),
         other => Error::Registry {
             sqlstate: None,
             message: other.to_string(),
@@ -126,10 +121,7 @@ impl Inner {
     ) -> Result<T, Error> {
         match tokio::time::timeout_at(deadline.into(), work).await {
             Ok(result) => result,
-            Err(_) => Err(unavailable(format!(
-                "the writer registry could not be reached: no answer within {}, the statement was abandoned",
-                seconds_text(self.settings.timeout)
-            ))),
+            Err(_) => Err(unavailable(words::no_answer_async(self.settings.timeout))),
         }
     }
 
@@ -287,47 +279,13 @@ impl AsyncRegistry {
         AsyncRegistry::with(self.inner.pool.clone(), settings)
     }
 
-    /// The writer's name, as `idgen_grants` and `idgen_writer_of` show it.
-    pub fn writer(self, name: impl Into<String>) -> AsyncRegistry {
-        let name = name.into();
-        self.configure(|s| s.writer = name)
-    }
-
-    /// The registry pool to take grants from (default `app`).
-    pub fn pool(self, pool: impl Into<String>) -> AsyncRegistry {
-        let pool = pool.into();
-        self.configure(|s| s.pool = pool)
-    }
-
-    /// How long a clock before the window (or, Snowflake, stepped back) is waited out before
-    /// `next_id` fails (default 5 s).
-    pub fn max_wait(self, wait: Duration) -> AsyncRegistry {
-        let ms = i64::try_from(wait.as_millis()).unwrap_or(i64::MAX);
-        self.configure(|s| s.max_wait_ms = ms)
-    }
-
-    /// How long `next_id` waits at the window's end for the renewal task to bring a window
-    /// before it returns [`Error::RegistryUnavailable`] (default 1 s).
-    pub fn renew_wait(self, wait: Duration) -> AsyncRegistry {
-        self.configure(|s| s.renew_wait = wait)
-    }
-
-    /// How long one statement may take (waiting for a pooled connection included) before it
-    /// is abandoned (default 5 s; at least 1 ms); also the bound of `close()`.
-    pub fn timeout(self, timeout: Duration) -> AsyncRegistry {
-        let timeout = timeout.max(Duration::from_millis(1));
-        self.configure(|s| s.timeout = timeout)
-    }
-
-    /// Another clock, in unix milliseconds.
-    pub fn clock(self, clock: impl Fn() -> i64 + Send + Sync + 'static) -> AsyncRegistry {
-        let clock = Arc::new(clock);
-        self.configure(|s| s.clock = clock)
-    }
-
-    pub fn writer_name(&self) -> &str {
-        &self.inner.settings.writer
-    }
+    super::settings_builders!(
+        AsyncRegistry,
+        "How long `next_id` waits at the window's end for the renewal task to bring a window \
+         before it returns [`Error::RegistryUnavailable`] (default 1 s).",
+        "How long one statement may take (waiting for a pooled connection included) before it \
+         is abandoned (default 5 s; at least 1 ms); also the bound of `close()`."
+    );
 
     /// A Snowflake generator bound to a grant of `lease` (at least 1 s), or with `None` of the
     /// pool's default lease for Snowflake (the server's), acquired now.
@@ -654,15 +612,7 @@ impl<C: Core> Handle<C> {
 /// in a task on the current tokio runtime.
 pub struct AsyncGrantedSnowflake(Handle<SnowflakeCore>);
 
-impl fmt::Debug for AsyncGrantedSnowflake {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let st = lock(&self.0 .0.state);
-        f.debug_struct("AsyncGrantedSnowflake")
-            .field("slot", &st.core.0.slot())
-            .field("window", &st.core.0.window())
-            .finish_non_exhaustive()
-    }
-}
+super::snowflake_accessors!(AsyncGrantedSnowflake);
 
 impl AsyncGrantedSnowflake {
     pub async fn next_id(&self) -> Result<i64, Error> {
@@ -671,26 +621,6 @@ impl AsyncGrantedSnowflake {
 
     pub async fn close(&self) -> Result<(), Error> {
         self.0 .0.close().await
-    }
-
-    pub fn worker(&self) -> u16 {
-        lock(&self.0 .0.state).core.0.slot()
-    }
-
-    pub fn epoch_ms(&self) -> i64 {
-        lock(&self.0 .0.state).core.0.epoch_ms()
-    }
-
-    /// The grant bound now (-1 once closed) and how many times the generator was rebound.
-    pub fn grant(&self) -> (i64, i64) {
-        self.0.grant_info()
-    }
-
-    /// The window `[lo, hi)` bound now, in unix ms.
-    pub fn window_ms(&self) -> (i64, i64) {
-        let st = lock(&self.0 .0.state);
-        let (w, e) = (st.core.0.window(), st.core.0.epoch_ms());
-        (w.lo.saturating_add(e), w.hi.saturating_add(e))
     }
 
     /// Renews the grant now (or acquires a new one if it was lost).
@@ -702,15 +632,7 @@ impl AsyncGrantedSnowflake {
 /// [`GrantedXid`](super::GrantedXid) for sqlx: an xid12 generator bound to a writer grant.
 pub struct AsyncGrantedXid(Handle<XidCore>);
 
-impl fmt::Debug for AsyncGrantedXid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let st = lock(&self.0 .0.state);
-        f.debug_struct("AsyncGrantedXid")
-            .field("slot", &st.core.grant.slot())
-            .field("window", &st.core.grant.window())
-            .finish_non_exhaustive()
-    }
-}
+super::xid_accessors!(AsyncGrantedXid);
 
 impl AsyncGrantedXid {
     pub async fn next_id(&self) -> Result<Xid, Error> {
@@ -725,20 +647,6 @@ impl AsyncGrantedXid {
 
     pub async fn close(&self) -> Result<(), Error> {
         self.0 .0.close().await
-    }
-
-    pub fn machine(&self) -> u32 {
-        lock(&self.0 .0.state).core.grant.slot()
-    }
-
-    pub fn grant(&self) -> (i64, i64) {
-        self.0.grant_info()
-    }
-
-    /// The window `[lo, hi)` bound now, in unix seconds.
-    pub fn window_s(&self) -> (i64, i64) {
-        let w = lock(&self.0 .0.state).core.grant.window();
-        (w.lo, w.hi)
     }
 
     pub async fn renew(&self) -> Result<(), Error> {

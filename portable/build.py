@@ -488,10 +488,10 @@ def plain_script(v: str) -> str:
         f"--     psql -v schema=idgen -f pg_idgen_portable--{v}.sql",
         "-- Everything is created in that schema, in one transaction. See portable/README.md.",
         r"\set ON_ERROR_STOP on",
+        r"\set SHOW_CONTEXT never",
         r"\if :{?schema}",
         r"\else",
-        r"\echo 'pg_idgen portable: give the schema to install into: psql -v schema=NAME -f FILE'",
-        r"\quit",
+        *_plain_no_schema("give the schema to install into", f"pg_idgen_portable--{v}.sql"),
         r"\endif",
         r"\set QUIET on",
         "BEGIN;",
@@ -534,6 +534,7 @@ def plain_script(v: str) -> str:
         "END",
         "$pg_idgen_install$;",
         "COMMIT;",
+        f"\\echo 'pg_idgen portable {v} (plain SQL script): installed into schema' :schema",
         "",
     ]
     return "\n".join(out)
@@ -681,6 +682,16 @@ BEGIN
                   HINT = 'Run the script as the role that installed it.';
     END IF;
     EXECUTE pg_catalog.format('SELECT %I.idgen_portable_version()', schema_name) INTO installed;"""
+
+
+def _plain_no_schema(what: str, script: str) -> list[str]:
+    """Without -v schema: an error (exit status 3 under ON_ERROR_STOP), its message and hint."""
+    return [
+        "DO $pg_idgen_check$ BEGIN",
+        f"    RAISE EXCEPTION 'pg_idgen portable: {what}' USING ERRCODE = 'invalid_parameter_value',",
+        f"        HINT = 'psql -v schema=NAME -f {script}';",
+        "END $pg_idgen_check$;",
+    ]
 
 
 def _plain_stop_when_done() -> list[str]:
@@ -863,10 +874,10 @@ def plain_upgrade_script(frm: str, to: str, src: pathlib.Path, ext: pathlib.Path
         f"-- One transaction. It refuses a schema that does not hold {frm}; over {to} it does nothing.",
         "-- See portable/README.md.",
         r"\set ON_ERROR_STOP on",
+        r"\set SHOW_CONTEXT never",
         r"\if :{?schema}",
         r"\else",
-        r"\echo 'pg_idgen portable: give the schema to upgrade: psql -v schema=NAME -f FILE'",
-        r"\quit",
+        *_plain_no_schema("give the schema to upgrade", f"pg_idgen_portable--{frm}--{to}.sql"),
         r"\endif",
         r"\set QUIET on",
         "BEGIN;",
@@ -879,7 +890,7 @@ def plain_upgrade_script(frm: str, to: str, src: pathlib.Path, ext: pathlib.Path
     ]
     for title, text in upgrade_pieces(frm, to, src, ext, tle=False):
         out += ["", f"-- ===== {_shown(title)} =====", *plain_exec(text)]
-    out += ["COMMIT;", ""]
+    out += ["COMMIT;", f"\\echo 'pg_idgen portable {frm} -> {to} (plain SQL script): upgraded schema' :schema", ""]
     return "\n".join(out)
 
 

@@ -742,7 +742,7 @@ def cancels(p, dsn):
 
 
 def lag_bound(p, dsn, wdsn):
-    """How far an id's time can lag the clock (portable/README.md "How far behind the clock"): a
+    """How far an id's time can lag the clock (docs/portable.md "How far behind the clock"): a
     session holding a generator's key shared (a gate stalled inside its nextval(), or any role)
     makes the tried jump fail. Snowflake then goes on with the sequence's value until it is more
     than 100 ms behind and then waits for the lock; xid12 waits as soon as it is behind. Either

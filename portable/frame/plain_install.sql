@@ -91,7 +91,10 @@ SELECT coalesce(pg_catalog.current_setting('idgen_portable.nothing_to_do', true)
 ROLLBACK;
 \quit
 \endif
-CREATE SCHEMA IF NOT EXISTS :"schema";
+SELECT NOT EXISTS (SELECT FROM pg_catalog.pg_namespace n WHERE n.nspname = :'schema') AS pg_idgen_new_schema \gset
+\if :pg_idgen_new_schema
+CREATE SCHEMA :"schema";
+\endif
 -- @PIECES@
 DO $pg_idgen_install$
 BEGIN

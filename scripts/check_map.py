@@ -40,6 +40,7 @@ MAP_COLUMNS = {
     "Python": ["clients/python/src/pg_idgen/"],
     "Rust": ["clients/rust/src/"],
     "TypeScript": ["clients/node/src/"],
+    "portable": ["portable/", ""],
 }
 # In the tests column, the word that starts a clause names its directory.
 TEST_WORDS = {

@@ -1,3 +1,7 @@
+-- THIS FILE IS CONSUMED BY portable/build.py: the portable SQL edition is this file as it is,
+-- but for its "edition block" (the one C function), which the build swaps for the one of
+-- portable/src/60_backfill_portable.sql (docs/portable.md "One seam").
+--
 -- idgen_backfill: fills a new key column of a live table in batches, one commit each, so that
 -- the application keeps writing (README: "Migrating an existing table").
 --
@@ -41,10 +45,13 @@ GRANT SELECT, INSERT ON idgen_backfill_progress TO PUBLIC;
 GRANT UPDATE (pid, started_at, updated_at, reported_at, finished_at, batches, rows_done, rows_total,
               rows_per_second, eta, walk, rows_total_estimated) ON idgen_backfill_progress TO PUBLIC;
 
+-- edition block idgen_statement_timeout begin
 -- Arms PostgreSQL's statement timeout for the batch about to run (0 disarms it): inside a
--- procedure, SET statement_timeout does not re-arm the timer (src/backfill.rs).
+-- procedure, SET statement_timeout does not re-arm the timer (src/backfill.rs). The portable
+-- edition's (portable/src/60_backfill_portable.sql) is PL/pgSQL.
 CREATE FUNCTION idgen_statement_timeout(milliseconds integer) RETURNS void
     AS 'MODULE_PATHNAME', 'idgen_statement_timeout_wrapper' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+-- edition block idgen_statement_timeout end
 
 -- The column's number in the table, or PostgreSQL's undefined-column error.
 CREATE FUNCTION idgen_backfill_column(relation regclass, col text) RETURNS smallint

@@ -1,4 +1,5 @@
 -- Writers: identities handed out by the database (docs/formats.md §8–§11; docs/registry.md).
+-- THIS FILE IS CONSUMED BY portable/build.py for the portable SQL edition: see "Edition blocks".
 --
 -- A grant gives one writer a slot (a Snowflake worker id 0-1023, or an xid12 machine id
 -- 0-16777215) for a window [lo, hi) of id-time: the time its ids carry (Snowflake: milliseconds
@@ -272,6 +273,101 @@ END
 $$;
 COMMENT ON FUNCTION idgen_registry_check_length(text, text, integer) IS 'internal: 22001 when a writer, pool or device name is longer than its bound';
 
+-- Edition blocks ---------------------------------------------------------------------------------
+-- The places where the portable SQL edition (portable/) differs from this one. THIS FILE IS
+-- CONSUMED BY portable/build.py: the edition is this file as it is, but for each block between
+-- "-- edition block NAME begin" and "-- edition block NAME end", which the build swaps for the
+-- block of that name in portable/src/50_registry_portable.sql (docs/portable.md "One seam").
+-- Each block is one small function with its COMMENT; its CREATE line (name, parameters,
+-- RETURNS) is the portable one's. What differs: the settings of the native library and the
+-- server's WAL and control file, which a managed service may refuse, read here.
+
+-- edition block idgen_registry_owner begin
+-- The role the registry trusts besides superusers: the extension's owner.
+CREATE FUNCTION idgen_registry_owner() RETURNS oid
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT e.extowner FROM pg_extension e WHERE e.extname = 'pg_idgen');
+COMMENT ON FUNCTION idgen_registry_owner() IS 'internal: the extension''s owner, trusted as superusers are';
+-- edition block idgen_registry_owner end
+
+-- edition block idgen_registry_epoch begin
+-- The Snowflake epoch of the registry's grants: pg_idgen.snowflake_epoch.
+CREATE FUNCTION idgen_registry_epoch() RETURNS bigint
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN coalesce(nullif(current_setting('pg_idgen.snowflake_epoch', true), ''), '1288834974657')::bigint;
+COMMENT ON FUNCTION idgen_registry_epoch() IS 'internal: the Snowflake epoch of the registry''s grants (pg_idgen.snowflake_epoch)';
+-- edition block idgen_registry_epoch end
+
+-- edition block idgen_registry_worker_id begin
+-- The server's own Snowflake worker id: pg_idgen.worker_id, NULL when unset (-1).
+CREATE FUNCTION idgen_registry_worker_id() RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN nullif(coalesce(current_setting('pg_idgen.worker_id', true), '-1')::int, -1);
+COMMENT ON FUNCTION idgen_registry_worker_id() IS 'internal: this server''s Snowflake worker id (pg_idgen.worker_id; NULL: unset)';
+-- edition block idgen_registry_worker_id end
+
+-- edition block idgen_registry_machine begin
+-- The 3 bytes of the server's own xid12 machine id. Calling it first loads the library, which
+-- defines the settings.
+CREATE FUNCTION idgen_registry_machine() RETURNS bytea
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN @extschema@.xid12_current_machine();
+COMMENT ON FUNCTION idgen_registry_machine() IS 'internal: this server''s effective xid12 machine id, as 3 bytes';
+-- edition block idgen_registry_machine end
+
+-- edition block idgen_registry_setting begin
+-- Where users set a setting of the registry's, for messages: pg_idgen.NAME.
+CREATE FUNCTION idgen_registry_setting(setting_name text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN 'pg_idgen.' || setting_name;
+COMMENT ON FUNCTION idgen_registry_setting(text) IS 'internal: where a setting of the registry is set, for its messages';
+-- edition block idgen_registry_setting end
+
+-- edition block idgen_registry_system_identifier begin
+-- The cluster's system identifier (docs/formats.md §9).
+CREATE FUNCTION idgen_registry_system_identifier() RETURNS bigint
+    LANGUAGE sql VOLATILE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT s.system_identifier FROM pg_control_system() s);
+COMMENT ON FUNCTION idgen_registry_system_identifier() IS 'internal: the cluster''s system identifier';
+-- edition block idgen_registry_system_identifier end
+
+-- edition block idgen_registry_timeline begin
+-- The WAL timeline the server writes (docs/formats.md §9).
+CREATE FUNCTION idgen_registry_timeline() RETURNS bigint
+    LANGUAGE sql VOLATILE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint;
+COMMENT ON FUNCTION idgen_registry_timeline() IS 'internal: the current WAL timeline';
+-- edition block idgen_registry_timeline end
+
+-- edition block idgen_registry_site_change begin
+-- A change of origin the checks of idgen_registry_check_origin do not see (EMPTY: no origin
+-- recorded yet): none here, where the system identifier and the timeline are always readable.
+CREATE FUNCTION idgen_registry_site_change(empty boolean) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN NULL::text;
+COMMENT ON FUNCTION idgen_registry_site_change(boolean) IS 'internal: a change of origin the system identifier and the timeline do not show (none here)';
+-- edition block idgen_registry_site_change end
+
+-- edition block idgen_registry_mark_site begin
+-- Records where the registry is now, once idgen_registry_check_origin has decided: nothing here.
+CREATE FUNCTION idgen_registry_mark_site() RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+END
+$$;
+COMMENT ON FUNCTION idgen_registry_mark_site() IS 'internal: records where the registry is (nothing here)';
+-- edition block idgen_registry_mark_site end
+
 -- Roles -----------------------------------------------------------------------------------------
 -- The role a registry call is made for: the session's role outside every SECURITY DEFINER
 -- function, that is SET ROLE's (the setting role), else the session user. Inside the definer
@@ -287,7 +383,7 @@ COMMENT ON FUNCTION idgen_registry_caller() IS 'internal: the role a registry ca
 CREATE FUNCTION idgen_registry_trusted(role_name name) RETURNS boolean
     LANGUAGE sql STABLE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
-    RETURN coalesce((SELECT r.rolsuper OR r.oid = (SELECT e.extowner FROM pg_extension e WHERE e.extname = 'pg_idgen')
+    RETURN coalesce((SELECT r.rolsuper OR r.oid = @extschema@.idgen_registry_owner()
                      FROM pg_roles r WHERE r.rolname = role_name), false);
 COMMENT ON FUNCTION idgen_registry_trusted(name) IS 'internal: whether a role is a superuser or the extension''s owner';
 
@@ -468,8 +564,8 @@ CREATE FUNCTION idgen_registry_check_origin() RETURNS timestamptz
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    sysid bigint := (SELECT system_identifier FROM pg_control_system());
-    tli bigint := ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint;
+    sysid bigint := @extschema@.idgen_registry_system_identifier();
+    tli bigint := @extschema@.idgen_registry_timeline();
     last record;
     prior record;
     why text;
@@ -503,6 +599,7 @@ BEGIN
                                         sysid, tli, prior.timeline) END;
             END IF;
         END IF;
+        why := coalesce(why, @extschema@.idgen_registry_site_change(empty));
         EXIT WHEN why IS NULL OR locked;
         -- A change to record: one call at a time records it (the first calls after a promotion
         -- come together), and looks again once it may (another may have recorded it meanwhile).
@@ -510,6 +607,7 @@ BEGIN
         LOCK TABLE @extschema@.idgen_registry_origin IN SHARE ROW EXCLUSIVE MODE;
         locked := true;
     END LOOP;
+    PERFORM @extschema@.idgen_registry_mark_site();
     IF empty THEN
         -- No history: the registry begins here, unfenced.
         INSERT INTO @extschema@.idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason, xid12_stripe)
@@ -606,16 +704,15 @@ CREATE FUNCTION idgen_registry_row(g idgen_registry_grant, token bigint, server_
                @extschema@.idgen_registry_id_time(g.kind, g.epoch_ms, server_time))::@extschema@.idgen_grant;
 COMMENT ON FUNCTION idgen_registry_row(idgen_registry_grant, bigint, timestamptz) IS 'internal: a grant as acquire, renew and release return it';
 
--- The server's own ids for a kind: its pg_idgen.worker_id (-1, unset: none) or its effective
--- xid12 machine id. Calling xid12_current_machine() first loads the library, which defines the
--- settings.
+-- The server's own ids for a kind: its worker id (NULL, unset: none) or its effective xid12
+-- machine id (read first: natively, that loads the library, which defines the settings).
 CREATE FUNCTION idgen_registry_own_slot(kind text) RETURNS integer
     LANGUAGE sql VOLATILE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     RETURN (SELECT CASE kind
-                WHEN 'snowflake' THEN nullif(coalesce(current_setting('pg_idgen.worker_id', true), '-1')::int, -1)
+                WHEN 'snowflake' THEN @extschema@.idgen_registry_worker_id()
                 ELSE (get_byte(m, 0) << 16) | (get_byte(m, 1) << 8) | get_byte(m, 2) END
-            FROM (SELECT @extschema@.xid12_current_machine() AS m) s);
+            FROM (SELECT @extschema@.idgen_registry_machine() AS m) s);
 COMMENT ON FUNCTION idgen_registry_own_slot(text) IS 'internal: the server''s own worker id or machine id';
 
 -- Reserves SLOT of KIND for WRITER from the end of its last window on (from 0 when it never had
@@ -650,7 +747,7 @@ BEGIN
     END IF;
     PERFORM @extschema@.idgen_registry_check_length('writer', writer, 256);
     epoch := CASE kind WHEN 'snowflake' THEN
-        coalesce(nullif(current_setting('pg_idgen.snowflake_epoch', true), ''), '1288834974657')::bigint END;
+        @extschema@.idgen_registry_epoch() END;
     now_t := @extschema@.idgen_registry_id_time(kind, epoch, clock_timestamp());
 
     INSERT INTO @extschema@.idgen_registry_slot AS s (kind, slot, next_free) VALUES ($1, $2, 0)
@@ -782,18 +879,19 @@ BEGIN
     IF own IS NOT NULL AND NOT EXISTS (SELECT FROM @extschema@.idgen_registry_slot s
             WHERE s.kind = $1 AND s.slot = own AND s.next_free = @extschema@.idgen_registry_time_end($1)) THEN
         PERFORM @extschema@.idgen_registry_reserve(kind, own,
-            CASE kind WHEN 'snowflake' THEN 'this server (pg_idgen.worker_id)'
+            CASE kind WHEN 'snowflake' THEN 'this server (' || @extschema@.idgen_registry_setting('worker_id') || ')'
                       ELSE 'this server (its xid12 machine id)' END, true);
     END IF;
     epoch := CASE kind WHEN 'snowflake' THEN
-        coalesce(nullif(current_setting('pg_idgen.snowflake_epoch', true), ''), '1288834974657')::bigint END;
+        @extschema@.idgen_registry_epoch() END;
     -- Snowflake windows are kept in milliseconds since the epoch: one epoch for the registry.
     IF kind = 'snowflake' AND epoch <> (SELECT r.epoch_ms FROM @extschema@.idgen_registry_grant r
                                         WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1) THEN
-        RAISE EXCEPTION 'the registry''s Snowflake grants use the epoch %, and pg_idgen.snowflake_epoch is now %',
-                (SELECT r.epoch_ms FROM @extschema@.idgen_registry_grant r WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1), epoch
+        RAISE EXCEPTION 'the registry''s Snowflake grants use the epoch %, and % is now %',
+                (SELECT r.epoch_ms FROM @extschema@.idgen_registry_grant r WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1),
+                @extschema@.idgen_registry_setting('snowflake_epoch'), epoch
             USING ERRCODE = 'IG005',
-                  HINT = 'Set pg_idgen.snowflake_epoch back: ids of two epochs cannot be told apart.';
+                  HINT = format('Set %s back: ids of two epochs cannot be told apart.', @extschema@.idgen_registry_setting('snowflake_epoch'));
     END IF;
     now_t := @extschema@.idgen_registry_id_time(kind, epoch, server_time);
     end_t := @extschema@.idgen_registry_id_time(kind, epoch, server_time + lease);
@@ -1127,7 +1225,7 @@ CREATE FUNCTION idgen_registry_point(id xid12) RETURNS bigint
     RETURN (SELECT @extschema@.idgen_registry_pack('xid12',
                 (get_byte(b, 4) << 16) | (get_byte(b, 5) << 8) | get_byte(b, 6),
                 (get_byte(b, 0)::int8 << 24) | (get_byte(b, 1) << 16) | (get_byte(b, 2) << 8) | get_byte(b, 3))
-            FROM (SELECT id::bytea AS b) s);
+            FROM (SELECT @extschema@.xid12_to_bytea(id) AS b) s);
 COMMENT ON FUNCTION idgen_registry_point(bigint) IS 'internal: a Snowflake id''s worker and id-time, packed';
 COMMENT ON FUNCTION idgen_registry_point(xid12) IS 'internal: an xid12''s machine id and id-time, packed';
 
@@ -1171,7 +1269,9 @@ BEGIN
         RAISE EXCEPTION 'column % of relation % does not exist', quote_ident(id_column), relation
             USING ERRCODE = 'undefined_column';
     END IF;
-    kind := CASE (SELECT coalesce(nullif(t.typbasetype, 0), t.oid) FROM pg_type t WHERE t.oid = typ)
+    -- (The xid12 type itself, or a domain's base type: the portable edition's xid12 is a domain.)
+    kind := CASE (SELECT CASE WHEN t.oid = '@extschema@.xid12'::regtype THEN t.oid ELSE coalesce(nullif(t.typbasetype, 0), t.oid) END
+                  FROM pg_type t WHERE t.oid = typ)
                 WHEN 'bigint'::regtype THEN 'snowflake'
                 WHEN '@extschema@.xid12'::regtype THEN 'xid12' END;
     IF kind IS NULL THEN
@@ -1232,6 +1332,14 @@ REVOKE EXECUTE ON FUNCTION
     idgen_registry_caller(),
     idgen_registry_trusted(name),
     idgen_registry_cap(text, name),
+    idgen_registry_owner(),
+    idgen_registry_epoch(),
+    idgen_registry_worker_id(),
+    idgen_registry_machine(),
+    idgen_registry_system_identifier(),
+    idgen_registry_timeline(),
+    idgen_registry_site_change(boolean),
+    idgen_registry_mark_site(),
     idgen_pool_allow(text, regrole, integer),
     idgen_pool_disallow(text, regrole)
 FROM PUBLIC;

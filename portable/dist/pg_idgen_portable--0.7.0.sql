@@ -5,10 +5,13 @@
 --     psql -v schema=idgen -f pg_idgen_portable--0.7.0.sql
 -- Everything is created in that schema, in one transaction. See portable/README.md.
 \set ON_ERROR_STOP on
+\set SHOW_CONTEXT never
 \if :{?schema}
 \else
-\echo 'pg_idgen portable: give the schema to install into: psql -v schema=NAME -f FILE'
-\quit
+DO $pg_idgen_check$ BEGIN
+    RAISE EXCEPTION 'pg_idgen portable: give the schema to install into' USING ERRCODE = 'invalid_parameter_value',
+        HINT = 'psql -v schema=NAME -f pg_idgen_portable--0.7.0.sql';
+END $pg_idgen_check$;
 \endif
 \set QUIET on
 BEGIN;
@@ -84,15 +87,19 @@ SELECT coalesce(pg_catalog.current_setting('idgen_portable.nothing_to_do', true)
 ROLLBACK;
 \quit
 \endif
-CREATE SCHEMA IF NOT EXISTS :"schema";
+SELECT NOT EXISTS (SELECT FROM pg_catalog.pg_namespace n WHERE n.nspname = :'schema') AS pg_idgen_new_schema \gset
+\if :pg_idgen_new_schema
+CREATE SCHEMA :"schema";
+\endif
 
 -- ===== portable/src/05_schema.sql =====
 DO $pg_idgen_install$
 BEGIN
     EXECUTE replace($pg_idgen_src$
--- The install schema must be the installing role's alone: its functions run as that role (the
--- gates are SECURITY DEFINER) and call each other by schema-qualified name, so a role that can
--- CREATE in the schema could plant objects they might resolve to. Refused: a schema owned by
+-- One install per database (below). And the install schema must be the installing role's alone:
+-- its functions run as that role (the gates are SECURITY DEFINER) and call each other by
+-- schema-qualified name, so a role that can CREATE in the schema could plant objects they might
+-- resolve to. Refused: a schema owned by
 -- another role, or on which another role or PUBLIC has CREATE (PostgreSQL 14's public schema),
 -- or that holds objects another role made there (while it could CREATE).
 DO $$
@@ -101,6 +108,25 @@ DECLARE
     owner pg_catalog.oid;
     creators text;
 BEGIN
+    -- One install per database, plain or TLE, in any schema: two would share the session's
+    -- caches and the machine and worker ids, so repeat each other's ids. Another schema's
+    -- pg_idgen (its version function, or an extension pg_idgen: native or TLE) is refused
+    -- before anything is created. (An install over its own schema is the plain script's guard's.)
+    SELECT pg_catalog.string_agg(pg_catalog.format('%I (%s)', o.nspname, o.what), ', ' ORDER BY o.nspname)
+      INTO creators
+      FROM (SELECT n.nspname, 'pg_idgen portable, owner ' || p.proowner::pg_catalog.regrole::text
+              FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+             WHERE p.proname = 'idgen_portable_version' AND p.pronargs = 0 AND p.pronamespace <> nsp
+            UNION
+            SELECT n.nspname, 'extension pg_idgen ' || e.extversion
+              FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+             WHERE e.extname = 'pg_idgen' AND e.extnamespace <> nsp) AS o(nspname, what);
+    IF creators IS NOT NULL THEN
+        RAISE EXCEPTION 'pg_idgen portable: this database already has pg_idgen, in schema %', creators
+            USING ERRCODE = 'duplicate_object',
+                  HINT = 'One install per database (two would repeat each other''s ids): use that one, '
+                         'or drop it first (DROP EXTENSION pg_idgen, or DROP SCHEMA ... CASCADE for the plain script).';
+    END IF;
     SELECT n.nspowner INTO owner FROM pg_catalog.pg_namespace n WHERE n.oid = nsp;
     -- One exception: a superuser's CREATE EXTENSION (the restore of a full dump, which makes the
     -- schema's owner the owner's before it creates the extension). The schema's owner cannot
@@ -876,6 +902,33 @@ $pg_idgen_src$, '@extschema@', quote_ident(current_setting('idgen_portable.insta
 END
 $pg_idgen_install$;
 
+-- ===== portable/src/25_xid12_encode_pg19.sql =====
+DO $pg_idgen_install$
+BEGIN
+    EXECUTE replace($pg_idgen_src$
+-- xid12_encode on PostgreSQL 19 and later, where encode(bytes, 'base32hex') is built in:
+-- lower(rtrim(encode(b, 'base32hex'), '=')) is the xid12 text of the 12 bytes b (rs/xid's
+-- alphabet is base32hex's, in lowercase, without the padding). The path is chosen at install
+-- time by the server's version: on 14 .. 18, which have no such encoding (22023), the one of
+-- portable/src/20_xid12.sql stays. tests/portable/test_portable.py checks which one an install
+-- has and, on 19, the expression against tests/vectors/xid12.json. (A plain install's
+-- pg_dump keeps the body it was made with: restore it into the same or a later major version;
+-- the TLE runs this again in the database it is created in.)
+DO $$
+BEGIN
+    IF pg_catalog.current_setting('server_version_num')::integer >= 190000 THEN
+        EXECUTE $sql$
+CREATE OR REPLACE FUNCTION @extschema@.xid12_encode(hi bigint, lo bigint) RETURNS @extschema@.xid12
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN lower(rtrim(encode(substr(int8send(hi), 2, 7) || substr(int8send(lo), 4, 5), 'base32hex'), '='))
+$sql$;
+    END IF;
+END
+$$;
+$pg_idgen_src$, '@extschema@', quote_ident(current_setting('idgen_portable.install_schema')));
+END
+$pg_idgen_install$;
+
 -- ===== portable/src/30_rapkey.sql =====
 DO $pg_idgen_install$
 BEGIN
@@ -1401,12 +1454,13 @@ $pg_idgen_src$, '@extschema@', quote_ident(current_setting('idgen_portable.insta
 END
 $pg_idgen_install$;
 
--- ===== sql/registry.sql (native), edited, with portable/src/50_registry_portable.sql =====
+-- ===== sql/registry.sql (native), its edition blocks from portable/src/50_registry_portable.sql =====
 DO $pg_idgen_install$
 BEGIN
     PERFORM pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_setting('idgen_portable.install_schema')) || ', pg_temp', true);
     EXECUTE replace($pg_idgen_src$
 -- Writers: identities handed out by the database (docs/formats.md §8–§11; docs/registry.md).
+-- THIS FILE IS CONSUMED BY portable/build.py for the portable SQL edition: see "Edition blocks".
 --
 -- A grant gives one writer a slot (a Snowflake worker id 0-1023, or an xid12 machine id
 -- 0-16777215) for a window [lo, hi) of id-time: the time its ids carry (Snowflake: milliseconds
@@ -1674,58 +1728,32 @@ END
 $$;
 COMMENT ON FUNCTION idgen_registry_check_length(text, text, integer) IS 'internal: 22001 when a writer, pool or device name is longer than its bound';
 
--- ===== portable/src/50_registry_portable.sql (build.py puts it here) =====
+-- Edition blocks ---------------------------------------------------------------------------------
+-- The places where the portable SQL edition (portable/) differs from this one. THIS FILE IS
+-- CONSUMED BY portable/build.py: the edition is this file as it is, but for each block between
+-- "-- edition block NAME begin" and "-- edition block NAME end", which the build swaps for the
+-- block of that name in portable/src/50_registry_portable.sql (docs/portable.md "One seam").
+-- Each block is one small function with its COMMENT; its CREATE line (name, parameters,
+-- RETURNS) is the portable one's. What differs: the settings of the native library and the
+-- server's WAL and control file, which a managed service may refuse, read here.
+
+-- ===== portable/src/50_registry_portable.sql: its own objects =====
 -- The writer registry of the portable edition is the native one, sql/registry.sql, included by
--- portable/build.py as it is (docs/formats.md §8-§11 hold its rules), with the few expressions
--- that read the native library or the server's WAL replaced by calls of the functions below.
--- build.py puts this file into sql/registry.sql before its section "Roles": after the tables
--- these functions read, before the first function that calls them. build.py's NATIVE lists
--- each edit (and checks it fits), and portable/README.md "The writer registry" says why.
+-- portable/build.py as it is (docs/formats.md §8-§11 hold its rules), but for its edition
+-- blocks: the few functions that read the native library's settings or the server's WAL and
+-- control file, which build.py swaps for the blocks of the same names below. The rest of this
+-- file (the edition's own tables and helpers) goes just before the first block, after the
+-- registry's tables. docs/portable.md "One seam" says how, portable/README.md why.
 --
 -- Where the native registry reads a setting of its library (pg_idgen.worker_id,
 -- pg_idgen.snowflake_epoch), this edition reads idgen_config: a setting named so is only a
 -- placeholder here, which any role can SET for its own session, and the writer-facing functions
 -- run as the owner in the caller's session.
 
--- The Snowflake epoch of the registry's grants (native: pg_idgen.snowflake_epoch).
-CREATE FUNCTION @extschema@.idgen_registry_epoch() RETURNS bigint
-    LANGUAGE sql STABLE PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
-    RETURN (SELECT c.snowflake_epoch FROM @extschema@.idgen_config c);
-COMMENT ON FUNCTION @extschema@.idgen_registry_epoch() IS 'internal: the Snowflake epoch of the registry''s grants (idgen_config)';
 
--- The server's own Snowflake worker id, NULL when unset (native: pg_idgen.worker_id, -1 unset).
-CREATE FUNCTION @extschema@.idgen_registry_worker_id() RETURNS integer
-    LANGUAGE sql STABLE PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
-    RETURN (SELECT c.worker_id FROM @extschema@.idgen_config c);
-COMMENT ON FUNCTION @extschema@.idgen_registry_worker_id() IS 'internal: this database''s Snowflake worker id (idgen_config; NULL: unset)';
 
--- The 3 bytes of the server's own xid12 machine id (native: xid12_current_machine(), which here
--- reads the session cache).
-CREATE FUNCTION @extschema@.idgen_registry_machine() RETURNS bytea
-    LANGUAGE sql VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp
-    RETURN substr(int8send(@extschema@.idgen_config_machine()), 6, 3);
-COMMENT ON FUNCTION @extschema@.idgen_registry_machine() IS 'internal: this database''s xid12 machine id (idgen_config, or derived), as 3 bytes';
 
--- The role the registry trusts besides superusers (native: the extension's owner). The plain
--- script makes no extension: the owner of the registry's tables, who installed the edition and
--- owns its SECURITY DEFINER functions. (As a TLE the extension's owner is that role too.)
-CREATE FUNCTION @extschema@.idgen_registry_owner() RETURNS oid
-    LANGUAGE sql STABLE PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
-    RETURN (SELECT c.relowner FROM pg_class c WHERE c.oid = '@extschema@.idgen_registry_grant'::regclass);
-COMMENT ON FUNCTION @extschema@.idgen_registry_owner() IS 'internal: the owner of the registry''s tables, trusted as native trusts the extension''s owner';
 
--- The base type idgen_verify tells ids by: xid12 for the xid12 domain itself or a domain over it
--- (the portable xid12 is a domain over text), else the base type as native.
-CREATE FUNCTION @extschema@.idgen_registry_id_type(typ regtype) RETURNS oid
-    LANGUAGE sql STABLE STRICT PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
-    RETURN (SELECT CASE WHEN t.oid = '@extschema@.xid12'::regtype THEN t.oid ELSE coalesce(nullif(t.typbasetype, 0), t.oid) END
-            FROM pg_type t WHERE t.oid = typ);
-COMMENT ON FUNCTION @extschema@.idgen_registry_id_type(regtype) IS 'internal: the type idgen_verify tells a column''s ids by (the xid12 domain, or a base type)';
 
 -- The origin (docs/formats.md §9) --------------------------------------------------------------
 -- Native records the cluster's system identifier (pg_control_system()) and the WAL timeline
@@ -1765,21 +1793,6 @@ CREATE FUNCTION @extschema@.idgen_registry_last_origin() RETURNS @extschema@.idg
     RETURN (SELECT o FROM @extschema@.idgen_registry_origin o ORDER BY o.seen_at DESC, o.reason IS NULL LIMIT 1);
 COMMENT ON FUNCTION @extschema@.idgen_registry_last_origin() IS 'internal: the latest row of idgen_registry_origin';
 
--- The cluster's system identifier; where pg_control_system() is refused, the one recorded last
--- (the change is then seen by the site or the marker, or not at all: portable/README.md), 0
--- when none is.
-CREATE FUNCTION @extschema@.idgen_registry_system_identifier() RETURNS bigint
-    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    RETURN (SELECT s.system_identifier FROM pg_control_system() s);
-EXCEPTION WHEN OTHERS THEN
-    -- Refused (42501 where EXECUTE was revoked), or any error a service raises instead.
-    RETURN coalesce((@extschema@.idgen_registry_last_origin()).system_identifier, 0);
-END
-$$;
-COMMENT ON FUNCTION @extschema@.idgen_registry_system_identifier() IS 'internal: the cluster''s system identifier, or the recorded one where pg_control_system() is refused';
 
 -- The WAL timeline the server writes, as native reads it; NULL where the WAL functions are
 -- refused.
@@ -1795,6 +1808,84 @@ END
 $$;
 COMMENT ON FUNCTION @extschema@.idgen_registry_wal_timeline() IS 'internal: the current WAL timeline (NULL where the WAL functions are refused)';
 
+
+
+
+-- The edition's own helpers are the owner's and the superusers' only, as native's internals; the
+-- blocks' EXECUTE is revoked by sql/registry.sql "Privileges", after them.
+REVOKE EXECUTE ON FUNCTION
+    @extschema@.idgen_registry_last_origin(),
+    @extschema@.idgen_registry_wal_timeline()
+FROM PUBLIC;
+-- ===== sql/registry.sql, continued =====
+-- edition block idgen_registry_owner begin
+-- The role the registry trusts besides superusers (native: the extension's owner). The plain
+-- script makes no extension: the owner of the registry's tables, who installed the edition and
+-- owns its SECURITY DEFINER functions. (As a TLE the extension's owner is that role too.)
+CREATE FUNCTION @extschema@.idgen_registry_owner() RETURNS oid
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT c.relowner FROM pg_class c WHERE c.oid = '@extschema@.idgen_registry_grant'::regclass);
+COMMENT ON FUNCTION @extschema@.idgen_registry_owner() IS 'internal: the owner of the registry''s tables, trusted as native trusts the extension''s owner';
+-- edition block idgen_registry_owner end
+
+-- edition block idgen_registry_epoch begin
+-- The Snowflake epoch of the registry's grants (native: pg_idgen.snowflake_epoch).
+CREATE FUNCTION @extschema@.idgen_registry_epoch() RETURNS bigint
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT c.snowflake_epoch FROM @extschema@.idgen_config c);
+COMMENT ON FUNCTION @extschema@.idgen_registry_epoch() IS 'internal: the Snowflake epoch of the registry''s grants (idgen_config)';
+-- edition block idgen_registry_epoch end
+
+-- edition block idgen_registry_worker_id begin
+-- The server's own Snowflake worker id, NULL when unset (native: pg_idgen.worker_id, -1 unset).
+CREATE FUNCTION @extschema@.idgen_registry_worker_id() RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT c.worker_id FROM @extschema@.idgen_config c);
+COMMENT ON FUNCTION @extschema@.idgen_registry_worker_id() IS 'internal: this database''s Snowflake worker id (idgen_config; NULL: unset)';
+-- edition block idgen_registry_worker_id end
+
+-- edition block idgen_registry_machine begin
+-- The 3 bytes of the server's own xid12 machine id (native: xid12_current_machine(), which here
+-- reads the session cache).
+CREATE FUNCTION @extschema@.idgen_registry_machine() RETURNS bytea
+    LANGUAGE sql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN substr(int8send(@extschema@.idgen_config_machine()), 6, 3);
+COMMENT ON FUNCTION @extschema@.idgen_registry_machine() IS 'internal: this database''s xid12 machine id (idgen_config, or derived), as 3 bytes';
+-- edition block idgen_registry_machine end
+
+-- edition block idgen_registry_setting begin
+-- Where the registry's settings are set, for its messages (native: pg_idgen.NAME, placeholders
+-- any role can SET here): columns of idgen_config.
+CREATE FUNCTION @extschema@.idgen_registry_setting(setting_name text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN 'idgen_config.' || setting_name;
+COMMENT ON FUNCTION @extschema@.idgen_registry_setting(text) IS 'internal: where a setting of the registry is set, for its messages (idgen_config)';
+-- edition block idgen_registry_setting end
+
+-- edition block idgen_registry_system_identifier begin
+-- The cluster's system identifier; where pg_control_system() is refused, the one recorded last
+-- (the change is then seen by the site or the marker, or not at all: portable/README.md), 0
+-- when none is.
+CREATE FUNCTION @extschema@.idgen_registry_system_identifier() RETURNS bigint
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (SELECT s.system_identifier FROM pg_control_system() s);
+EXCEPTION WHEN OTHERS THEN
+    -- Refused (42501 where EXECUTE was revoked), or any error a service raises instead.
+    RETURN coalesce((@extschema@.idgen_registry_last_origin()).system_identifier, 0);
+END
+$$;
+COMMENT ON FUNCTION @extschema@.idgen_registry_system_identifier() IS 'internal: the cluster''s system identifier, or the recorded one where pg_control_system() is refused';
+-- edition block idgen_registry_system_identifier end
+
+-- edition block idgen_registry_timeline begin
 -- The timeline the registry compares (native: always the WAL's). Where the WAL functions are
 -- refused: with the marker there, the recorded one (the marker shows that no recovery, so no new
 -- timeline, came since it was written); without it, the timeline of the last checkpoint
@@ -1823,7 +1914,9 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION @extschema@.idgen_registry_timeline() IS 'internal: the WAL timeline, or what stands for it where the WAL functions are refused';
+-- edition block idgen_registry_timeline end
 
+-- edition block idgen_registry_site_change begin
 -- A change of origin that native's checks do not see, or NULL (EMPTY: no origin recorded yet).
 -- Called in idgen_registry_check_origin's loop, before and after its lock, so it only reads.
 CREATE FUNCTION @extschema@.idgen_registry_site_change(empty boolean) RETURNS text
@@ -1852,7 +1945,9 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION @extschema@.idgen_registry_site_change(boolean) IS 'internal: a restore, a copied database, or (WAL not readable) a recovery: the changes of origin native''s checks do not see';
+-- edition block idgen_registry_site_change end
 
+-- edition block idgen_registry_mark_site begin
 -- Records where the registry is now: the marker row, and the site's oids. Called by
 -- idgen_registry_check_origin once it has decided (and recorded a change, in the same
 -- transaction).
@@ -1876,22 +1971,8 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION @extschema@.idgen_registry_mark_site() IS 'internal: writes the marker and the site''s oids';
+-- edition block idgen_registry_mark_site end
 
--- Internals: the owner's and the superusers' only, as native's (sql/registry.sql "Privileges").
--- idgen_registry_id_type stays executable by all: idgen_verify, which all may run, calls it.
-REVOKE EXECUTE ON FUNCTION
-    @extschema@.idgen_registry_epoch(),
-    @extschema@.idgen_registry_worker_id(),
-    @extschema@.idgen_registry_machine(),
-    @extschema@.idgen_registry_owner(),
-    @extschema@.idgen_registry_last_origin(),
-    @extschema@.idgen_registry_system_identifier(),
-    @extschema@.idgen_registry_wal_timeline(),
-    @extschema@.idgen_registry_timeline(),
-    @extschema@.idgen_registry_site_change(boolean),
-    @extschema@.idgen_registry_mark_site()
-FROM PUBLIC;
--- ===== sql/registry.sql, continued =====
 -- Roles -----------------------------------------------------------------------------------------
 -- The role a registry call is made for: the session's role outside every SECURITY DEFINER
 -- function, that is SET ROLE's (the setting role), else the session user. Inside the definer
@@ -2228,9 +2309,8 @@ CREATE FUNCTION idgen_registry_row(g idgen_registry_grant, token bigint, server_
                @extschema@.idgen_registry_id_time(g.kind, g.epoch_ms, server_time))::@extschema@.idgen_grant;
 COMMENT ON FUNCTION idgen_registry_row(idgen_registry_grant, bigint, timestamptz) IS 'internal: a grant as acquire, renew and release return it';
 
--- The server's own ids for a kind: its pg_idgen.worker_id (-1, unset: none) or its effective
--- xid12 machine id. Calling xid12_current_machine() first loads the library, which defines the
--- settings.
+-- The server's own ids for a kind: its worker id (NULL, unset: none) or its effective xid12
+-- machine id (read first: natively, that loads the library, which defines the settings).
 CREATE FUNCTION idgen_registry_own_slot(kind text) RETURNS integer
     LANGUAGE sql VOLATILE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
@@ -2404,7 +2484,7 @@ BEGIN
     IF own IS NOT NULL AND NOT EXISTS (SELECT FROM @extschema@.idgen_registry_slot s
             WHERE s.kind = $1 AND s.slot = own AND s.next_free = @extschema@.idgen_registry_time_end($1)) THEN
         PERFORM @extschema@.idgen_registry_reserve(kind, own,
-            CASE kind WHEN 'snowflake' THEN 'this server (idgen_config.worker_id)'
+            CASE kind WHEN 'snowflake' THEN 'this server (' || @extschema@.idgen_registry_setting('worker_id') || ')'
                       ELSE 'this server (its xid12 machine id)' END, true);
     END IF;
     epoch := CASE kind WHEN 'snowflake' THEN
@@ -2412,10 +2492,11 @@ BEGIN
     -- Snowflake windows are kept in milliseconds since the epoch: one epoch for the registry.
     IF kind = 'snowflake' AND epoch <> (SELECT r.epoch_ms FROM @extschema@.idgen_registry_grant r
                                         WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1) THEN
-        RAISE EXCEPTION 'the registry''s Snowflake grants use the epoch %, and idgen_config.snowflake_epoch is now %',
-                (SELECT r.epoch_ms FROM @extschema@.idgen_registry_grant r WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1), epoch
+        RAISE EXCEPTION 'the registry''s Snowflake grants use the epoch %, and % is now %',
+                (SELECT r.epoch_ms FROM @extschema@.idgen_registry_grant r WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1),
+                @extschema@.idgen_registry_setting('snowflake_epoch'), epoch
             USING ERRCODE = 'IG005',
-                  HINT = 'Set idgen_config.snowflake_epoch back: ids of two epochs cannot be told apart.';
+                  HINT = format('Set %s back: ids of two epochs cannot be told apart.', @extschema@.idgen_registry_setting('snowflake_epoch'));
     END IF;
     now_t := @extschema@.idgen_registry_id_time(kind, epoch, server_time);
     end_t := @extschema@.idgen_registry_id_time(kind, epoch, server_time + lease);
@@ -2792,7 +2873,9 @@ BEGIN
         RAISE EXCEPTION 'column % of relation % does not exist', quote_ident(id_column), relation
             USING ERRCODE = 'undefined_column';
     END IF;
-    kind := CASE @extschema@.idgen_registry_id_type(typ)
+    -- (The xid12 type itself, or a domain's base type: the portable edition's xid12 is a domain.)
+    kind := CASE (SELECT CASE WHEN t.oid = '@extschema@.xid12'::regtype THEN t.oid ELSE coalesce(nullif(t.typbasetype, 0), t.oid) END
+                  FROM pg_type t WHERE t.oid = typ)
                 WHEN 'bigint'::regtype THEN 'snowflake'
                 WHEN '@extschema@.xid12'::regtype THEN 'xid12' END;
     IF kind IS NULL THEN
@@ -2853,6 +2936,14 @@ REVOKE EXECUTE ON FUNCTION
     idgen_registry_caller(),
     idgen_registry_trusted(name),
     idgen_registry_cap(text, name),
+    idgen_registry_owner(),
+    idgen_registry_epoch(),
+    idgen_registry_worker_id(),
+    idgen_registry_machine(),
+    idgen_registry_system_identifier(),
+    idgen_registry_timeline(),
+    idgen_registry_site_change(boolean),
+    idgen_registry_mark_site(),
     idgen_pool_allow(text, regrole, integer),
     idgen_pool_disallow(text, regrole)
 FROM PUBLIC;
@@ -2865,11 +2956,15 @@ $pg_idgen_src$, '@extschema@', quote_ident(current_setting('idgen_portable.insta
 END
 $pg_idgen_install$;
 
--- ===== sql/backfill.sql (native), without idgen_statement_timeout(integer): in portable/src/60_backfill_portable.sql =====
+-- ===== sql/backfill.sql (native), its edition blocks from portable/src/60_backfill_portable.sql =====
 DO $pg_idgen_install$
 BEGIN
     PERFORM pg_catalog.set_config('search_path', pg_catalog.quote_ident(pg_catalog.current_setting('idgen_portable.install_schema')) || ', pg_temp', true);
     EXECUTE replace($pg_idgen_src$
+-- THIS FILE IS CONSUMED BY portable/build.py: the portable SQL edition is this file as it is,
+-- but for its "edition block" (the one C function), which the build swaps for the one of
+-- portable/src/60_backfill_portable.sql (docs/portable.md "One seam").
+--
 -- idgen_backfill: fills a new key column of a live table in batches, one commit each, so that
 -- the application keeps writing (README: "Migrating an existing table").
 --
@@ -2913,9 +3008,55 @@ GRANT SELECT, INSERT ON idgen_backfill_progress TO PUBLIC;
 GRANT UPDATE (pid, started_at, updated_at, reported_at, finished_at, batches, rows_done, rows_total,
               rows_per_second, eta, walk, rows_total_estimated) ON idgen_backfill_progress TO PUBLIC;
 
--- Arms PostgreSQL's statement timeout for the batch about to run (0 disarms it): inside a
--- procedure, SET statement_timeout does not re-arm the timer (src/backfill.rs).
--- idgen_statement_timeout(integer): the portable edition's is in portable/src/60_backfill_portable.sql
+-- ===== portable/src/60_backfill_portable.sql: its own objects =====
+-- idgen_backfill: the native procedure and its helpers are sql/backfill.sql itself
+-- (portable/README.md "Backfill"), but for its edition block, the one function that needs the
+-- native library, which portable/build.py swaps for the block below: written again in
+-- PL/pgSQL, with the native name, parameters and result (build.py checks the CREATE line).
+-- ===== sql/backfill.sql, continued =====
+-- edition block idgen_statement_timeout begin
+-- Native (C, src/backfill.rs) arms PostgreSQL's statement timer for the batch about to run, and
+-- 0 disarms it: inside a procedure SET statement_timeout does not re-arm the timer, and SQL
+-- cannot reach it. So here the timer is a clock reading: arming notes the time and the limit in
+-- a transaction-local setting, and disarming (which the procedure does when the batch, or the
+-- opening checks, are done) raises native's error, 57014, when more than the limit has passed.
+-- The batch is then rolled back and the run stops, as native's would: later (when the batch
+-- ends, not at the limit) and with the batch's row locks held until then. A batch that fails or
+-- times out on a lock rolls back its subtransaction, and the arming with it. The session's own
+-- statement_timeout, armed when the CALL started, still runs for the whole CALL: see the README.
+-- The setting is the caller's own (any role may set idgen_portable.* for itself): all it can
+-- change is when the caller's own run stops.
+CREATE FUNCTION @extschema@.idgen_statement_timeout(milliseconds integer) RETURNS void
+    LANGUAGE plpgsql VOLATILE STRICT PARALLEL RESTRICTED
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    armed text[] := string_to_array(nullif(current_setting('idgen_portable.backfill_timer', true), ''), ' ');
+    elapsed double precision;
+BEGIN
+    IF milliseconds < 0 THEN
+        RAISE EXCEPTION 'statement timeout must not be negative: % ms', milliseconds
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF milliseconds > 0 THEN
+        PERFORM set_config('idgen_portable.backfill_timer',
+            format('%s %s', milliseconds, extract(epoch FROM clock_timestamp())), true);
+        RETURN;
+    END IF;
+    IF armed IS NOT NULL THEN
+        PERFORM set_config('idgen_portable.backfill_timer', '', true);
+        elapsed := (extract(epoch FROM clock_timestamp()) - armed[2]::numeric) * 1000;
+        IF elapsed > armed[1]::integer THEN
+            RAISE EXCEPTION 'canceling statement due to statement timeout'
+                USING ERRCODE = 'query_canceled',
+                      DETAIL = format('idgen_backfill''s statement_timeout is %s ms; this part of the run took %s ms (portable edition: checked when it ends).',
+                                      armed[1], round(elapsed::numeric));
+        END IF;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION @extschema@.idgen_statement_timeout(integer) IS 'internal: idgen_backfill''s per-batch statement_timeout (portable edition: checked when the batch ends)';
+-- edition block idgen_statement_timeout end
 
 -- The column's number in the table, or PostgreSQL's undefined-column error.
 CREATE FUNCTION idgen_backfill_column(relation regclass, col text) RETURNS smallint
@@ -3913,61 +4054,6 @@ $pg_idgen_src$, '@extschema@', quote_ident(current_setting('idgen_portable.insta
 END
 $pg_idgen_install$;
 
--- ===== portable/src/60_backfill_portable.sql =====
-DO $pg_idgen_install$
-BEGIN
-    EXECUTE replace($pg_idgen_src$
--- idgen_backfill: the native procedure and its helpers are sql/backfill.sql itself, which
--- build.py puts just before this file (portable/README.md "Backfill"). This file holds the
--- native functions that need the native library, written again in PL/pgSQL; build.py cuts them
--- out of the native text (NATIVE in build.py) and checks that each one here has the native
--- name, parameters and result.
-
--- Native (C, src/backfill.rs) arms PostgreSQL's statement timer for the batch about to run, and
--- 0 disarms it: inside a procedure SET statement_timeout does not re-arm the timer, and SQL
--- cannot reach it. So here the timer is a clock reading: arming notes the time and the limit in
--- a transaction-local setting, and disarming (which the procedure does when the batch, or the
--- opening checks, are done) raises native's error, 57014, when more than the limit has passed.
--- The batch is then rolled back and the run stops, as native's would: later (when the batch
--- ends, not at the limit) and with the batch's row locks held until then. A batch that fails or
--- times out on a lock rolls back its subtransaction, and the arming with it. The session's own
--- statement_timeout, armed when the CALL started, still runs for the whole CALL: see the README.
--- The setting is the caller's own (any role may set idgen_portable.* for itself): all it can
--- change is when the caller's own run stops.
-CREATE FUNCTION @extschema@.idgen_statement_timeout(milliseconds integer) RETURNS void
-    LANGUAGE plpgsql VOLATILE STRICT PARALLEL RESTRICTED
-    SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    armed text[] := string_to_array(nullif(current_setting('idgen_portable.backfill_timer', true), ''), ' ');
-    elapsed double precision;
-BEGIN
-    IF milliseconds < 0 THEN
-        RAISE EXCEPTION 'statement timeout must not be negative: % ms', milliseconds
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF milliseconds > 0 THEN
-        PERFORM set_config('idgen_portable.backfill_timer',
-            format('%s %s', milliseconds, extract(epoch FROM clock_timestamp())), true);
-        RETURN;
-    END IF;
-    IF armed IS NOT NULL THEN
-        PERFORM set_config('idgen_portable.backfill_timer', '', true);
-        elapsed := (extract(epoch FROM clock_timestamp()) - armed[2]::numeric) * 1000;
-        IF elapsed > armed[1]::integer THEN
-            RAISE EXCEPTION 'canceling statement due to statement timeout'
-                USING ERRCODE = 'query_canceled',
-                      DETAIL = format('idgen_backfill''s statement_timeout is %s ms; this part of the run took %s ms (portable edition: checked when it ends).',
-                                      armed[1], round(elapsed::numeric));
-        END IF;
-    END IF;
-END
-$$;
-COMMENT ON FUNCTION @extschema@.idgen_statement_timeout(integer) IS 'internal: idgen_backfill''s per-batch statement_timeout (portable edition: checked when the batch ends)';
-$pg_idgen_src$, '@extschema@', quote_ident(current_setting('idgen_portable.install_schema')));
-END
-$pg_idgen_install$;
-
 -- ===== portable/src/99_privileges.sql =====
 DO $pg_idgen_install$
 BEGIN
@@ -4079,13 +4165,13 @@ $$;
 $pg_idgen_src$, '@extschema@', quote_ident(current_setting('idgen_portable.install_schema')));
 END
 $pg_idgen_install$;
-
 DO $pg_idgen_install$
 BEGIN
     EXECUTE replace($pg_idgen_src$
-CREATE FUNCTION @extschema@.idgen_portable_version() RETURNS text
+CREATE OR REPLACE FUNCTION @extschema@.idgen_portable_version() RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE RETURN '0.7.0';
 $pg_idgen_src$, '@extschema@', quote_ident(current_setting('idgen_portable.install_schema')));
 END
 $pg_idgen_install$;
 COMMIT;
+\echo 'pg_idgen portable 0.7.0 (plain SQL script): installed into schema' :schema

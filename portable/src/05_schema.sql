@@ -1,6 +1,7 @@
--- The install schema must be the installing role's alone: its functions run as that role (the
--- gates are SECURITY DEFINER) and call each other by schema-qualified name, so a role that can
--- CREATE in the schema could plant objects they might resolve to. Refused: a schema owned by
+-- One install per database (below). And the install schema must be the installing role's alone:
+-- its functions run as that role (the gates are SECURITY DEFINER) and call each other by
+-- schema-qualified name, so a role that can CREATE in the schema could plant objects they might
+-- resolve to. Refused: a schema owned by
 -- another role, or on which another role or PUBLIC has CREATE (PostgreSQL 14's public schema),
 -- or that holds objects another role made there (while it could CREATE).
 DO $$
@@ -9,6 +10,25 @@ DECLARE
     owner pg_catalog.oid;
     creators text;
 BEGIN
+    -- One install per database, plain or TLE, in any schema: two would share the session's
+    -- caches and the machine and worker ids, so repeat each other's ids. Another schema's
+    -- pg_idgen (its version function, or an extension pg_idgen: native or TLE) is refused
+    -- before anything is created. (An install over its own schema is the plain script's guard's.)
+    SELECT pg_catalog.string_agg(pg_catalog.format('%I (%s)', o.nspname, o.what), ', ' ORDER BY o.nspname)
+      INTO creators
+      FROM (SELECT n.nspname, 'pg_idgen portable, owner ' || p.proowner::pg_catalog.regrole::text
+              FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+             WHERE p.proname = 'idgen_portable_version' AND p.pronargs = 0 AND p.pronamespace <> nsp
+            UNION
+            SELECT n.nspname, 'extension pg_idgen ' || e.extversion
+              FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+             WHERE e.extname = 'pg_idgen' AND e.extnamespace <> nsp) AS o(nspname, what);
+    IF creators IS NOT NULL THEN
+        RAISE EXCEPTION 'pg_idgen portable: this database already has pg_idgen, in schema %', creators
+            USING ERRCODE = 'duplicate_object',
+                  HINT = 'One install per database (two would repeat each other''s ids): use that one, '
+                         'or drop it first (DROP EXTENSION pg_idgen, or DROP SCHEMA ... CASCADE for the plain script).';
+    END IF;
     SELECT n.nspowner INTO owner FROM pg_catalog.pg_namespace n WHERE n.oid = nsp;
     -- One exception: a superuser's CREATE EXTENSION (the restore of a full dump, which makes the
     -- schema's owner the owner's before it creates the extension). The schema's owner cannot

@@ -1,29 +1,44 @@
 -- The writer registry of the portable edition is the native one, sql/registry.sql, included by
--- portable/build.py as it is (docs/formats.md §8-§11 hold its rules), with the few expressions
--- that read the native library or the server's WAL replaced by calls of the functions below.
--- build.py puts this file into sql/registry.sql before its section "Roles": after the tables
--- these functions read, before the first function that calls them. build.py's NATIVE lists
--- each edit (and checks it fits), and portable/README.md "The writer registry" says why.
+-- portable/build.py as it is (docs/formats.md §8-§11 hold its rules), but for its edition
+-- blocks: the few functions that read the native library's settings or the server's WAL and
+-- control file, which build.py swaps for the blocks of the same names below. The rest of this
+-- file (the edition's own tables and helpers) goes just before the first block, after the
+-- registry's tables. docs/portable.md "One seam" says how, portable/README.md why.
 --
 -- Where the native registry reads a setting of its library (pg_idgen.worker_id,
 -- pg_idgen.snowflake_epoch), this edition reads idgen_config: a setting named so is only a
 -- placeholder here, which any role can SET for its own session, and the writer-facing functions
 -- run as the owner in the caller's session.
 
+-- edition block idgen_registry_epoch begin
 -- The Snowflake epoch of the registry's grants (native: pg_idgen.snowflake_epoch).
 CREATE FUNCTION @extschema@.idgen_registry_epoch() RETURNS bigint
     LANGUAGE sql STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     RETURN (SELECT c.snowflake_epoch FROM @extschema@.idgen_config c);
 COMMENT ON FUNCTION @extschema@.idgen_registry_epoch() IS 'internal: the Snowflake epoch of the registry''s grants (idgen_config)';
+-- edition block idgen_registry_epoch end
 
+-- edition block idgen_registry_worker_id begin
 -- The server's own Snowflake worker id, NULL when unset (native: pg_idgen.worker_id, -1 unset).
 CREATE FUNCTION @extschema@.idgen_registry_worker_id() RETURNS integer
     LANGUAGE sql STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     RETURN (SELECT c.worker_id FROM @extschema@.idgen_config c);
 COMMENT ON FUNCTION @extschema@.idgen_registry_worker_id() IS 'internal: this database''s Snowflake worker id (idgen_config; NULL: unset)';
+-- edition block idgen_registry_worker_id end
 
+-- edition block idgen_registry_setting begin
+-- Where the registry's settings are set, for its messages (native: pg_idgen.NAME, placeholders
+-- any role can SET here): columns of idgen_config.
+CREATE FUNCTION @extschema@.idgen_registry_setting(setting_name text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN 'idgen_config.' || setting_name;
+COMMENT ON FUNCTION @extschema@.idgen_registry_setting(text) IS 'internal: where a setting of the registry is set, for its messages (idgen_config)';
+-- edition block idgen_registry_setting end
+
+-- edition block idgen_registry_machine begin
 -- The 3 bytes of the server's own xid12 machine id (native: xid12_current_machine(), which here
 -- reads the session cache).
 CREATE FUNCTION @extschema@.idgen_registry_machine() RETURNS bytea
@@ -31,7 +46,9 @@ CREATE FUNCTION @extschema@.idgen_registry_machine() RETURNS bytea
     SET search_path = pg_catalog, pg_temp
     RETURN substr(int8send(@extschema@.idgen_config_machine()), 6, 3);
 COMMENT ON FUNCTION @extschema@.idgen_registry_machine() IS 'internal: this database''s xid12 machine id (idgen_config, or derived), as 3 bytes';
+-- edition block idgen_registry_machine end
 
+-- edition block idgen_registry_owner begin
 -- The role the registry trusts besides superusers (native: the extension's owner). The plain
 -- script makes no extension: the owner of the registry's tables, who installed the edition and
 -- owns its SECURITY DEFINER functions. (As a TLE the extension's owner is that role too.)
@@ -40,15 +57,7 @@ CREATE FUNCTION @extschema@.idgen_registry_owner() RETURNS oid
     SET search_path = pg_catalog, pg_temp
     RETURN (SELECT c.relowner FROM pg_class c WHERE c.oid = '@extschema@.idgen_registry_grant'::regclass);
 COMMENT ON FUNCTION @extschema@.idgen_registry_owner() IS 'internal: the owner of the registry''s tables, trusted as native trusts the extension''s owner';
-
--- The base type idgen_verify tells ids by: xid12 for the xid12 domain itself or a domain over it
--- (the portable xid12 is a domain over text), else the base type as native.
-CREATE FUNCTION @extschema@.idgen_registry_id_type(typ regtype) RETURNS oid
-    LANGUAGE sql STABLE STRICT PARALLEL SAFE
-    SET search_path = pg_catalog, pg_temp
-    RETURN (SELECT CASE WHEN t.oid = '@extschema@.xid12'::regtype THEN t.oid ELSE coalesce(nullif(t.typbasetype, 0), t.oid) END
-            FROM pg_type t WHERE t.oid = typ);
-COMMENT ON FUNCTION @extschema@.idgen_registry_id_type(regtype) IS 'internal: the type idgen_verify tells a column''s ids by (the xid12 domain, or a base type)';
+-- edition block idgen_registry_owner end
 
 -- The origin (docs/formats.md §9) --------------------------------------------------------------
 -- Native records the cluster's system identifier (pg_control_system()) and the WAL timeline
@@ -88,6 +97,7 @@ CREATE FUNCTION @extschema@.idgen_registry_last_origin() RETURNS @extschema@.idg
     RETURN (SELECT o FROM @extschema@.idgen_registry_origin o ORDER BY o.seen_at DESC, o.reason IS NULL LIMIT 1);
 COMMENT ON FUNCTION @extschema@.idgen_registry_last_origin() IS 'internal: the latest row of idgen_registry_origin';
 
+-- edition block idgen_registry_system_identifier begin
 -- The cluster's system identifier; where pg_control_system() is refused, the one recorded last
 -- (the change is then seen by the site or the marker, or not at all: portable/README.md), 0
 -- when none is.
@@ -103,6 +113,7 @@ EXCEPTION WHEN OTHERS THEN
 END
 $$;
 COMMENT ON FUNCTION @extschema@.idgen_registry_system_identifier() IS 'internal: the cluster''s system identifier, or the recorded one where pg_control_system() is refused';
+-- edition block idgen_registry_system_identifier end
 
 -- The WAL timeline the server writes, as native reads it; NULL where the WAL functions are
 -- refused.
@@ -118,6 +129,7 @@ END
 $$;
 COMMENT ON FUNCTION @extschema@.idgen_registry_wal_timeline() IS 'internal: the current WAL timeline (NULL where the WAL functions are refused)';
 
+-- edition block idgen_registry_timeline begin
 -- The timeline the registry compares (native: always the WAL's). Where the WAL functions are
 -- refused: with the marker there, the recorded one (the marker shows that no recovery, so no new
 -- timeline, came since it was written); without it, the timeline of the last checkpoint
@@ -146,7 +158,9 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION @extschema@.idgen_registry_timeline() IS 'internal: the WAL timeline, or what stands for it where the WAL functions are refused';
+-- edition block idgen_registry_timeline end
 
+-- edition block idgen_registry_site_change begin
 -- A change of origin that native's checks do not see, or NULL (EMPTY: no origin recorded yet).
 -- Called in idgen_registry_check_origin's loop, before and after its lock, so it only reads.
 CREATE FUNCTION @extschema@.idgen_registry_site_change(empty boolean) RETURNS text
@@ -175,7 +189,9 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION @extschema@.idgen_registry_site_change(boolean) IS 'internal: a restore, a copied database, or (WAL not readable) a recovery: the changes of origin native''s checks do not see';
+-- edition block idgen_registry_site_change end
 
+-- edition block idgen_registry_mark_site begin
 -- Records where the registry is now: the marker row, and the site's oids. Called by
 -- idgen_registry_check_origin once it has decided (and recorded a change, in the same
 -- transaction).
@@ -199,18 +215,11 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION @extschema@.idgen_registry_mark_site() IS 'internal: writes the marker and the site''s oids';
+-- edition block idgen_registry_mark_site end
 
--- Internals: the owner's and the superusers' only, as native's (sql/registry.sql "Privileges").
--- idgen_registry_id_type stays executable by all: idgen_verify, which all may run, calls it.
+-- The edition's own helpers are the owner's and the superusers' only, as native's internals; the
+-- blocks' EXECUTE is revoked by sql/registry.sql "Privileges", after them.
 REVOKE EXECUTE ON FUNCTION
-    @extschema@.idgen_registry_epoch(),
-    @extschema@.idgen_registry_worker_id(),
-    @extschema@.idgen_registry_machine(),
-    @extschema@.idgen_registry_owner(),
     @extschema@.idgen_registry_last_origin(),
-    @extschema@.idgen_registry_system_identifier(),
-    @extschema@.idgen_registry_wal_timeline(),
-    @extschema@.idgen_registry_timeline(),
-    @extschema@.idgen_registry_site_change(boolean),
-    @extschema@.idgen_registry_mark_site()
+    @extschema@.idgen_registry_wal_timeline()
 FROM PUBLIC;

@@ -1,9 +1,9 @@
--- idgen_backfill: the native procedure and its helpers are sql/backfill.sql itself, which
--- build.py puts just before this file (portable/README.md "Backfill"). This file holds the
--- native functions that need the native library, written again in PL/pgSQL; build.py cuts them
--- out of the native text (NATIVE in build.py) and checks that each one here has the native
--- name, parameters and result.
+-- idgen_backfill: the native procedure and its helpers are sql/backfill.sql itself
+-- (portable/README.md "Backfill"), but for its edition block, the one function that needs the
+-- native library, which portable/build.py swaps for the block below: written again in
+-- PL/pgSQL, with the native name, parameters and result (build.py checks the CREATE line).
 
+-- edition block idgen_statement_timeout begin
 -- Native (C, src/backfill.rs) arms PostgreSQL's statement timer for the batch about to run, and
 -- 0 disarms it: inside a procedure SET statement_timeout does not re-arm the timer, and SQL
 -- cannot reach it. So here the timer is a clock reading: arming notes the time and the limit in
@@ -45,3 +45,4 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION @extschema@.idgen_statement_timeout(integer) IS 'internal: idgen_backfill''s per-batch statement_timeout (portable edition: checked when the batch ends)';
+-- edition block idgen_statement_timeout end

@@ -139,6 +139,98 @@ COMMENT ON FUNCTION idgen_registry_row(idgen_registry_grant, bigint, timestamptz
 -- <<< sql/registry.sql idgen_registry_row
 REVOKE EXECUTE ON FUNCTION idgen_registry_current_stripe(), idgen_registry_lost_eras() FROM PUBLIC;
 
+-- The edition blocks (sql/registry.sql "Edition blocks": the places the portable edition
+-- redefines, read through these functions since 0.7.0), and the functions that call them that
+-- 0.6.0 had as they were.
+-- >>> sql/registry.sql idgen_registry_owner
+CREATE OR REPLACE FUNCTION idgen_registry_owner() RETURNS oid
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT e.extowner FROM pg_extension e WHERE e.extname = 'pg_idgen');
+COMMENT ON FUNCTION idgen_registry_owner() IS 'internal: the extension''s owner, trusted as superusers are';
+-- <<< sql/registry.sql idgen_registry_owner
+-- >>> sql/registry.sql idgen_registry_epoch
+CREATE OR REPLACE FUNCTION idgen_registry_epoch() RETURNS bigint
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN coalesce(nullif(current_setting('pg_idgen.snowflake_epoch', true), ''), '1288834974657')::bigint;
+COMMENT ON FUNCTION idgen_registry_epoch() IS 'internal: the Snowflake epoch of the registry''s grants (pg_idgen.snowflake_epoch)';
+-- <<< sql/registry.sql idgen_registry_epoch
+-- >>> sql/registry.sql idgen_registry_worker_id
+CREATE OR REPLACE FUNCTION idgen_registry_worker_id() RETURNS integer
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN nullif(coalesce(current_setting('pg_idgen.worker_id', true), '-1')::int, -1);
+COMMENT ON FUNCTION idgen_registry_worker_id() IS 'internal: this server''s Snowflake worker id (pg_idgen.worker_id; NULL: unset)';
+-- <<< sql/registry.sql idgen_registry_worker_id
+-- >>> sql/registry.sql idgen_registry_machine
+CREATE OR REPLACE FUNCTION idgen_registry_machine() RETURNS bytea
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN @extschema@.xid12_current_machine();
+COMMENT ON FUNCTION idgen_registry_machine() IS 'internal: this server''s effective xid12 machine id, as 3 bytes';
+-- <<< sql/registry.sql idgen_registry_machine
+-- >>> sql/registry.sql idgen_registry_setting
+CREATE OR REPLACE FUNCTION idgen_registry_setting(setting_name text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN 'pg_idgen.' || setting_name;
+COMMENT ON FUNCTION idgen_registry_setting(text) IS 'internal: where a setting of the registry is set, for its messages';
+-- <<< sql/registry.sql idgen_registry_setting
+-- >>> sql/registry.sql idgen_registry_system_identifier
+CREATE OR REPLACE FUNCTION idgen_registry_system_identifier() RETURNS bigint
+    LANGUAGE sql VOLATILE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT s.system_identifier FROM pg_control_system() s);
+COMMENT ON FUNCTION idgen_registry_system_identifier() IS 'internal: the cluster''s system identifier';
+-- <<< sql/registry.sql idgen_registry_system_identifier
+-- >>> sql/registry.sql idgen_registry_timeline
+CREATE OR REPLACE FUNCTION idgen_registry_timeline() RETURNS bigint
+    LANGUAGE sql VOLATILE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint;
+COMMENT ON FUNCTION idgen_registry_timeline() IS 'internal: the current WAL timeline';
+-- <<< sql/registry.sql idgen_registry_timeline
+-- >>> sql/registry.sql idgen_registry_site_change
+CREATE OR REPLACE FUNCTION idgen_registry_site_change(empty boolean) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN NULL::text;
+COMMENT ON FUNCTION idgen_registry_site_change(boolean) IS 'internal: a change of origin the system identifier and the timeline do not show (none here)';
+-- <<< sql/registry.sql idgen_registry_site_change
+-- >>> sql/registry.sql idgen_registry_mark_site
+CREATE OR REPLACE FUNCTION idgen_registry_mark_site() RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+END
+$$;
+COMMENT ON FUNCTION idgen_registry_mark_site() IS 'internal: records where the registry is (nothing here)';
+-- <<< sql/registry.sql idgen_registry_mark_site
+-- >>> sql/registry.sql idgen_registry_own_slot
+CREATE OR REPLACE FUNCTION idgen_registry_own_slot(kind text) RETURNS integer
+    LANGUAGE sql VOLATILE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT CASE kind
+                WHEN 'snowflake' THEN @extschema@.idgen_registry_worker_id()
+                ELSE (get_byte(m, 0) << 16) | (get_byte(m, 1) << 8) | get_byte(m, 2) END
+            FROM (SELECT @extschema@.idgen_registry_machine() AS m) s);
+COMMENT ON FUNCTION idgen_registry_own_slot(text) IS 'internal: the server''s own worker id or machine id';
+-- <<< sql/registry.sql idgen_registry_own_slot
+-- >>> sql/registry.sql idgen_registry_point(id xid12)
+CREATE OR REPLACE FUNCTION idgen_registry_point(id xid12) RETURNS bigint
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    RETURN (SELECT @extschema@.idgen_registry_pack('xid12',
+                (get_byte(b, 4) << 16) | (get_byte(b, 5) << 8) | get_byte(b, 6),
+                (get_byte(b, 0)::int8 << 24) | (get_byte(b, 1) << 16) | (get_byte(b, 2) << 8) | get_byte(b, 3))
+            FROM (SELECT @extschema@.xid12_to_bytea(id) AS b) s);
+COMMENT ON FUNCTION idgen_registry_point(bigint) IS 'internal: a Snowflake id''s worker and id-time, packed';
+-- <<< sql/registry.sql idgen_registry_point(id xid12)
+REVOKE EXECUTE ON FUNCTION idgen_registry_owner(), idgen_registry_epoch(), idgen_registry_worker_id(),
+    idgen_registry_machine(), idgen_registry_system_identifier(), idgen_registry_timeline(),
+    idgen_registry_site_change(boolean), idgen_registry_mark_site() FROM PUBLIC;
 -- >>> sql/registry.sql idgen_registry_caller
 CREATE OR REPLACE FUNCTION idgen_registry_caller() RETURNS name
     LANGUAGE sql STABLE PARALLEL RESTRICTED
@@ -150,7 +242,7 @@ COMMENT ON FUNCTION idgen_registry_caller() IS 'internal: the role a registry ca
 CREATE OR REPLACE FUNCTION idgen_registry_trusted(role_name name) RETURNS boolean
     LANGUAGE sql STABLE STRICT PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
-    RETURN coalesce((SELECT r.rolsuper OR r.oid = (SELECT e.extowner FROM pg_extension e WHERE e.extname = 'pg_idgen')
+    RETURN coalesce((SELECT r.rolsuper OR r.oid = @extschema@.idgen_registry_owner()
                      FROM pg_roles r WHERE r.rolname = role_name), false);
 COMMENT ON FUNCTION idgen_registry_trusted(name) IS 'internal: whether a role is a superuser or the extension''s owner';
 -- <<< sql/registry.sql idgen_registry_trusted
@@ -266,8 +358,8 @@ CREATE OR REPLACE FUNCTION idgen_registry_check_origin() RETURNS timestamptz
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    sysid bigint := (SELECT system_identifier FROM pg_control_system());
-    tli bigint := ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint;
+    sysid bigint := @extschema@.idgen_registry_system_identifier();
+    tli bigint := @extschema@.idgen_registry_timeline();
     last record;
     prior record;
     why text;
@@ -301,6 +393,7 @@ BEGIN
                                         sysid, tli, prior.timeline) END;
             END IF;
         END IF;
+        why := coalesce(why, @extschema@.idgen_registry_site_change(empty));
         EXIT WHEN why IS NULL OR locked;
         -- A change to record: one call at a time records it (the first calls after a promotion
         -- come together), and looks again once it may (another may have recorded it meanwhile).
@@ -308,6 +401,7 @@ BEGIN
         LOCK TABLE @extschema@.idgen_registry_origin IN SHARE ROW EXCLUSIVE MODE;
         locked := true;
     END LOOP;
+    PERFORM @extschema@.idgen_registry_mark_site();
     IF empty THEN
         -- No history: the registry begins here, unfenced.
         INSERT INTO @extschema@.idgen_registry_origin (system_identifier, timeline, seen_at, fenced, reason, xid12_stripe)
@@ -399,7 +493,9 @@ BEGIN
         RAISE EXCEPTION 'column % of relation % does not exist', quote_ident(id_column), relation
             USING ERRCODE = 'undefined_column';
     END IF;
-    kind := CASE (SELECT coalesce(nullif(t.typbasetype, 0), t.oid) FROM pg_type t WHERE t.oid = typ)
+    -- (The xid12 type itself, or a domain's base type: the portable edition's xid12 is a domain.)
+    kind := CASE (SELECT CASE WHEN t.oid = '@extschema@.xid12'::regtype THEN t.oid ELSE coalesce(nullif(t.typbasetype, 0), t.oid) END
+                  FROM pg_type t WHERE t.oid = typ)
                 WHEN 'bigint'::regtype THEN 'snowflake'
                 WHEN '@extschema@.xid12'::regtype THEN 'xid12' END;
     IF kind IS NULL THEN
@@ -491,7 +587,7 @@ BEGIN
     END IF;
     PERFORM @extschema@.idgen_registry_check_length('writer', writer, 256);
     epoch := CASE kind WHEN 'snowflake' THEN
-        coalesce(nullif(current_setting('pg_idgen.snowflake_epoch', true), ''), '1288834974657')::bigint END;
+        @extschema@.idgen_registry_epoch() END;
     now_t := @extschema@.idgen_registry_id_time(kind, epoch, clock_timestamp());
 
     INSERT INTO @extschema@.idgen_registry_slot AS s (kind, slot, next_free) VALUES ($1, $2, 0)
@@ -605,18 +701,19 @@ BEGIN
     IF own IS NOT NULL AND NOT EXISTS (SELECT FROM @extschema@.idgen_registry_slot s
             WHERE s.kind = $1 AND s.slot = own AND s.next_free = @extschema@.idgen_registry_time_end($1)) THEN
         PERFORM @extschema@.idgen_registry_reserve(kind, own,
-            CASE kind WHEN 'snowflake' THEN 'this server (pg_idgen.worker_id)'
+            CASE kind WHEN 'snowflake' THEN 'this server (' || @extschema@.idgen_registry_setting('worker_id') || ')'
                       ELSE 'this server (its xid12 machine id)' END, true);
     END IF;
     epoch := CASE kind WHEN 'snowflake' THEN
-        coalesce(nullif(current_setting('pg_idgen.snowflake_epoch', true), ''), '1288834974657')::bigint END;
+        @extschema@.idgen_registry_epoch() END;
     -- Snowflake windows are kept in milliseconds since the epoch: one epoch for the registry.
     IF kind = 'snowflake' AND epoch <> (SELECT r.epoch_ms FROM @extschema@.idgen_registry_grant r
                                         WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1) THEN
-        RAISE EXCEPTION 'the registry''s Snowflake grants use the epoch %, and pg_idgen.snowflake_epoch is now %',
-                (SELECT r.epoch_ms FROM @extschema@.idgen_registry_grant r WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1), epoch
+        RAISE EXCEPTION 'the registry''s Snowflake grants use the epoch %, and % is now %',
+                (SELECT r.epoch_ms FROM @extschema@.idgen_registry_grant r WHERE r.kind = 'snowflake' ORDER BY r.grant_id DESC LIMIT 1),
+                @extschema@.idgen_registry_setting('snowflake_epoch'), epoch
             USING ERRCODE = 'IG005',
-                  HINT = 'Set pg_idgen.snowflake_epoch back: ids of two epochs cannot be told apart.';
+                  HINT = format('Set %s back: ids of two epochs cannot be told apart.', @extschema@.idgen_registry_setting('snowflake_epoch'));
     END IF;
     now_t := @extschema@.idgen_registry_id_time(kind, epoch, server_time);
     end_t := @extschema@.idgen_registry_id_time(kind, epoch, server_time + lease);

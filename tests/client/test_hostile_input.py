@@ -641,6 +641,9 @@ NOT_DATA = {
     "idgen_registry_check_lease", "idgen_registry_default_lease", "idgen_registry_max_lease",
     "idgen_registry_fence_until", "idgen_registry_pick_stripe", "idgen_registry_striped",
     "idgen_registry_unstriped_slot",
+    # The edition blocks (0.7.0, issue 44): a flag and a setting's name from the registry's own
+    # SQL (sql/registry.sql "Edition blocks"), no user data.
+    "idgen_registry_site_change", "idgen_registry_setting",
 }
 
 

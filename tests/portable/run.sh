@@ -54,8 +54,11 @@ psql_at portable "$PORT" postgres \
 as_owner() { "$BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U idgen_owner -d app "$@"; }
 
 say "install as idgen_owner"
-out=$(as_owner -f "$SCRIPT" 2>&1 || true)
-grep -q "give the schema to install into" <<<"$out" || die "the script ran without -v schema: $out"
+# Without -v schema: an error (non-zero exit status), its message and hint, nothing else.
+out=$(as_owner -f "$SCRIPT" 2>&1) && die "the script exited 0 without -v schema: $out"
+grep -q "ERROR:  pg_idgen portable: give the schema to install into" <<<"$out" || die "the script ran without -v schema: $out"
+grep -q "^HINT:  psql -v schema=NAME -f pg_idgen_portable--$VERSION.sql" <<<"$out" || die "no hint without -v schema: $out"
+[ "$(wc -l <<<"$out")" -le 3 ] || die "without -v schema, more than the error and its hint: $out"
 # A schema name that could end a quoted string or body where the sources say @extschema@ is
 # refused (22P02), as CREATE EXTENSION refuses it for the TLE; nothing is created.
 # shellcheck disable=SC2016 # the names are literal
@@ -87,20 +90,35 @@ as_owner -c "REVOKE CREATE ON SCHEMA idgen_shared FROM idgen_other"
 refused idgen_shared "schema idgen_shared holds objects of other roles: type idgen_shared.timestamptz (owner idgen_other)"
 as_owner -c "DROP SCHEMA idgen_shared CASCADE"
 psql_at portable "$PORT" app -c "DROP SCHEMA idgen_theirs"
-as_owner -v schema=idgen -f "$SCRIPT"
+# A successful install says one line: the edition, the version, the schema.
+out=$(as_owner -v schema=idgen -f "$SCRIPT" 2>&1)
+[ "$out" = "pg_idgen portable $VERSION (plain SQL script): installed into schema idgen" ] || die "the install said: $out"
+# One install per database: a second, in another schema, is refused (42710) before it creates
+# anything (two would repeat each other's ids).
+out=$(as_owner -v VERBOSITY=verbose -v schema=idgen2 -f "$SCRIPT" 2>&1) && die "a second install, into idgen2, ran"
+grep -q "ERROR:  42710: pg_idgen portable: this database already has pg_idgen, in schema idgen (pg_idgen portable, owner idgen_owner)" <<<"$out" ||
+    die "a second install into idgen2: $out"
+grep -q "^HINT:  One install per database" <<<"$out" || die "a second install into idgen2, no hint: $out"
+# A refusal is the check's message and hint (and, verbose, its LOCATION): no CONTEXT with the
+# check's source.
+[ "$(wc -l <<<"$out")" -le 3 ] || die "a refusal printed more than its message and hint: $out"
+as_owner -tAc "SELECT count(*) FROM pg_namespace WHERE nspname = 'idgen2'" | grep -qx 0 || die "the refused second install left schema idgen2"
 
 # The owner's default privileges grant everything to another role: the install takes back
 # every grant on its objects, so that role (with USAGE on the schema) is refused all of it
 # (USAGE on the types too: it cannot create anything that takes or holds one).
 say "install with default privileges granting all to idgen_other"
-as_owner -c "CREATE SCHEMA idgen_dp" -c "GRANT USAGE ON SCHEMA idgen_dp TO idgen_other" \
+# (In a database of its own: one install per database.)
+psql_at portable "$PORT" postgres -c "CREATE DATABASE app_dp OWNER idgen_owner"
+as_owner_dp() { "$BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$SOCK" -p "$PORT" -U idgen_owner -d app_dp "$@"; }
+as_owner_dp -c "CREATE SCHEMA idgen_dp" -c "GRANT USAGE ON SCHEMA idgen_dp TO idgen_other" \
     -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON TABLES TO idgen_other" \
     -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON SEQUENCES TO idgen_other, PUBLIC" \
     -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON FUNCTIONS TO idgen_other" \
     -c "ALTER DEFAULT PRIVILEGES IN SCHEMA idgen_dp GRANT ALL ON TYPES TO idgen_other"
 # (With the guard's setting on in the session, as if it had found the edition there: it installs.)
-PGOPTIONS="-c idgen_portable.nothing_to_do=on" as_owner -v schema=idgen_dp -f "$SCRIPT"
-as_owner -tAc "SELECT idgen_dp.idgen_portable_version()" | grep -qx "$VERSION" || die "not installed into idgen_dp"
+PGOPTIONS="-c idgen_portable.nothing_to_do=on" as_owner_dp -v schema=idgen_dp -f "$SCRIPT" >/dev/null
+as_owner_dp -tAc "SELECT idgen_dp.idgen_portable_version()" | grep -qx "$VERSION" || die "not installed into idgen_dp"
 for sql in "SELECT setval('idgen_dp.idgen_xid12_seq', 1)" "SELECT setval('idgen_dp.idgen_snowflake_seq', 1)" \
            "SELECT nextval('idgen_dp.idgen_xid12_backfill_seq')" "UPDATE idgen_dp.idgen_config SET worker_id = 1" \
            "DELETE FROM idgen_dp.rapkey_counter" \
@@ -111,10 +129,10 @@ for sql in "SELECT setval('idgen_dp.idgen_xid12_seq', 1)" "SELECT setval('idgen_
            "SELECT nextval('idgen_dp.idgen_registry_grant_id_seq')" "DELETE FROM idgen_dp.idgen_registry_site" \
            "SELECT idgen_dp.idgen_pool_allow('app', 'idgen_other')" "TRUNCATE idgen_dp.idgen_backfill_progress" \
            "CREATE TEMP TABLE planted (id idgen_dp.xid12)" "CREATE TEMP TABLE planted (k idgen_dp.rapkey)"; do
-    out=$("$BINDIR/psql" -X -q -v VERBOSITY=verbose -h "$SOCK" -p "$PORT" -U idgen_other -d app -c "$sql" 2>&1) && die "idgen_other ran: $sql"
+    out=$("$BINDIR/psql" -X -q -v VERBOSITY=verbose -h "$SOCK" -p "$PORT" -U idgen_other -d app_dp -c "$sql" 2>&1) && die "idgen_other ran: $sql"
     grep -q "ERROR:  42501: permission denied for" <<<"$out" || die "idgen_other: $sql: $out"
 done
-as_owner -c "DROP SCHEMA idgen_dp CASCADE"
+psql_at portable "$PORT" postgres -c "DROP DATABASE app_dp"
 as_owner -tAc "SELECT 'installed pg_idgen portable ' || idgen.idgen_portable_version() || ' into schema idgen as ' || current_user
                || ' (superuser: ' || (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) || ')'"
 

@@ -83,6 +83,23 @@ as_owner -d app -tAc "SELECT 'CREATE EXTENSION pg_idgen ' || extversion || ' (pg
                              || extnamespace::regnamespace || ' as ' || current_user || ' (superuser: '
                              || (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) || ')'
                       FROM pg_extension WHERE extname = 'pg_idgen'"
+# One install per database, plain or TLE, in any schema: a second is refused (42710) before it
+# creates anything; both ways round.
+PLAIN=$ROOT/portable/dist/pg_idgen_portable--$VERSION.sql
+out=$(as_owner -d app -v VERBOSITY=verbose -v schema=idgen2 -f "$PLAIN" 2>&1) && die "the plain script installed beside the TLE"
+grep -q "ERROR:  42710: pg_idgen portable: this database already has pg_idgen, in schema idgen (extension pg_idgen $VERSION)" <<<"$out" ||
+    die "the plain script beside the TLE: $out"
+as_owner -d app -tAc "SELECT count(*) FROM pg_namespace WHERE nspname = 'idgen2'" | grep -qx 0 || die "the refused plain install left schema idgen2"
+psql_at tle "$PORT" postgres -c "CREATE DATABASE twice OWNER idgen_owner"
+psql_at tle "$PORT" twice -c "CREATE EXTENSION pg_tle"
+as_owner -d twice -f "$SCRIPT" >/dev/null
+as_owner -d twice -v schema=idgen_plain -f "$PLAIN" >/dev/null
+out=$(as_owner -d twice -v VERBOSITY=verbose -c "CREATE SCHEMA idgen" -c "CREATE EXTENSION pg_idgen SCHEMA idgen" 2>&1) &&
+    die "CREATE EXTENSION pg_idgen beside the plain script's install: it ran"
+grep -q "ERROR:  42710: pg_idgen portable: this database already has pg_idgen, in schema idgen_plain (pg_idgen portable, owner idgen_owner)" <<<"$out" ||
+    die "CREATE EXTENSION pg_idgen beside the plain script's install: $out"
+echo "    refused, as expected: $(grep -m1 'ERROR:' <<<"$out")"
+psql_at tle "$PORT" postgres -c "DROP DATABASE twice"
 
 say "tests/portable/test_portable.py against the TLE"
 dsn() { echo "host=$SOCK port=$PORT user=$1 dbname=app options='-c search_path='"; }

@@ -28,7 +28,6 @@ import os
 import pathlib
 import re
 import sys
-import tempfile
 import threading
 import time
 
@@ -36,7 +35,7 @@ import psycopg
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "portable"))
-import build  # noqa: E402  (portable/build.py: which native functions the edition replaces)
+import build  # noqa: E402  (portable/build.py: the seam with the native files)
 
 ROWS = int(os.environ.get("PORTABLE_BACKFILL_ROWS", "20000"))
 failures: list[str] = []
@@ -149,15 +148,17 @@ def install(p) -> None:
     """The edition has every routine of sql/backfill.sql, the replaced one in PL/pgSQL; none is
     SECURITY DEFINER; the progress table is protected by row-level security and granted as
     native grants it, to nobody else."""
-    record = build.NATIVE["60_backfill_portable.sql"]
-    native, replaced = record.path, record.replaces
-    routines = build.routines((ROOT / native).read_text())
-    missing = [s for s in routines if one(p, "SELECT to_regprocedure(%s) IS NULL", ("idgen." + s,))[0]]
+    native = build.NATIVE["60_backfill_portable.sql"]
+    text = (ROOT / native).read_text()
+    replaced = sorted(build.blocks(text, native)[0])  # its edition blocks: one function each
+    routines = sorted(set(re.findall(r"^CREATE (?:FUNCTION|PROCEDURE) (\w+)\(", text, re.M)))
+    missing = [r for r in routines if not one(p, """SELECT EXISTS (SELECT FROM pg_proc
+        WHERE pronamespace = 'idgen'::regnamespace AND proname = %s)""", (r,))[0]]
     check(not missing, f"routines of {native} missing from the edition: {missing}")
     langs = dict(p.execute("""SELECT p.proname, l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
         WHERE p.pronamespace = 'idgen'::regnamespace AND p.proname = ANY (%s)""",
-                           ([s.split("(")[0] for s in replaced],)).fetchall())
-    check(langs == {s.split("(")[0]: "plpgsql" for s in replaced}, f"the replaced functions: {langs}")
+                           (replaced,)).fetchall())
+    check(langs == {s: "plpgsql" for s in replaced}, f"the replaced functions: {langs}")
     definers = [r[0] for r in p.execute("""SELECT p.oid::regprocedure::text FROM pg_proc p
         WHERE p.pronamespace = 'idgen'::regnamespace AND p.prosecdef
           AND (p.proname LIKE 'idgen\\_backfill%%' OR p.proname = 'idgen_statement_timeout')""")]
@@ -183,10 +184,10 @@ def install(p) -> None:
 
 
 def generator() -> None:
-    """portable/build.py's NATIVE: the generated scripts hold sql/backfill.sql without the
-    replaced function, and its replacement once; a replacement whose header differs from
-    native's, a routine defined on both sides that NATIVE does not list, or a native text that
-    still needs the library, stops the build."""
+    """portable/build.py's seam: the generated scripts hold sql/backfill.sql with its edition
+    block swapped for the portable one, once; a portable block whose CREATE line differs from
+    native's, a native file without the block, or one that needs the library outside a block,
+    stops the build."""
     v = build.version()
     for dist in (f"pg_idgen_portable--{v}.sql", f"pg_idgen_tle--{v}.sql"):
         text = (ROOT / "portable" / "dist" / dist).read_text()
@@ -194,47 +195,28 @@ def generator() -> None:
         native = text.count("CREATE PROCEDURE idgen_backfill(relation regclass")
         check(made == 1 and native == 1 and "MODULE_PATHNAME" not in text,
               f"{dist}: idgen_statement_timeout created {made} times, the native procedure {native} times")
-    real_root = build.ROOT
-    with tempfile.TemporaryDirectory() as tmp:
-        root = pathlib.Path(tmp)
-        (root / "sql").mkdir()
-        native = (
-            "CREATE FUNCTION f(n integer) RETURNS void\n    AS 'MODULE_PATHNAME', 'f' LANGUAGE C;\n"
-            "CREATE FUNCTION g(t text DEFAULT 'a;b', OUT r bigint)\n    LANGUAGE sql AS $$ SELECT 1; $$;\n")
-        (root / "sql" / "n.sql").write_text(native)
-        cases = {
-            "the native header": ("CREATE FUNCTION @extschema@.f(n integer) RETURNS void\n LANGUAGE plpgsql AS $$ BEGIN END $$;",
-                                  ["f(integer)"], None),
-            "another result": ("CREATE FUNCTION @extschema@.f(n integer) RETURNS boolean\n LANGUAGE sql AS $$ SELECT true $$;",
-                               ["f(integer)"], "is not native's"),
-            "another parameter name": ("CREATE FUNCTION @extschema@.f(m integer) RETURNS void\n LANGUAGE sql AS $$ $$;",
-                                       ["f(integer)"], "is not native's"),
-            "not replaced": ("CREATE FUNCTION @extschema@.g(t text DEFAULT 'a;b', OUT r bigint)\n AS $$ $$;",
-                             ["g(text)"], "still says MODULE_PATHNAME"),
-            "not listed": ("CREATE FUNCTION @extschema@.f(n integer) RETURNS void\n AS $$ $$;\n"
-                           "CREATE FUNCTION @extschema@.g(t text DEFAULT 'a;b', OUT r bigint)\n AS $$ $$;",
-                           ["f(integer)"], "which NATIVE does not list"),
-            "not defined": ("SELECT 1;", ["f(integer)"], "does not define f(integer)"),
-        }
+    # The seam (build.py native_piece): sql/backfill.sql's edition block swapped for the
+    # portable one; a portable block whose CREATE line differs from native's, a native file
+    # without the block, or one that needs the library outside a block, stops the build.
+    name = "60_backfill_portable.sql"
+    native = (ROOT / "sql" / "backfill.sql").read_text()
+    ours = (ROOT / "portable" / "src" / name).read_text()
+    cases = {
+        "another result": (native, ours.replace("RETURNS void", "RETURNS boolean", 1), "is not native's"),
+        "another parameter name": (native, ours.replace("(milliseconds integer)", "(ms integer)", 1), "is not native's"),
+        "no native block": (native.replace("-- edition block idgen_statement_timeout", "-- edition blocks"), ours, "edition block"),
+        "the library outside a block": (native + "\nCREATE FUNCTION f() RETURNS void AS 'MODULE_PATHNAME', 'f' LANGUAGE C;\n",
+                                        ours, "outside its edition blocks"),
+    }
+    for what, (n, o, refusal) in cases.items():
         try:
-            build.ROOT = root
-            for what, (ours, replaced, refusal) in cases.items():
-                record = build.Native("sql/n.sql", replaces=tuple(replaced))
-                try:
-                    pieces = build.native_pieces("60_x.sql", record, plain=True, source=ours)
-                    got = ("built", pieces[0][1])
-                except SystemExit as e:
-                    got = ("refused", str(e))
-                if refusal is None:
-                    check(got[0] == "built" and "CREATE FUNCTION f(" not in got[1] and "CREATE FUNCTION g(" in got[1]
-                          and "-- f(integer): the portable edition's is in portable/src/60_x.sql" in got[1],
-                          f"build.py, {what}: {got}")
-                else:
-                    check(got[0] == "refused" and refusal in got[1], f"build.py, {what}: {got}")
-        finally:
-            build.ROOT = real_root
+            build.native_piece(name, True, n, o)
+            got = "built"
+        except SystemExit as e:
+            got = str(e)
+        check(refusal in got, f"build.py, {what}: {got}")
     print(f"generator: both scripts create idgen_statement_timeout once (the portable one) and sql/backfill.sql's procedure "
-          f"once; build.py cuts a replaced function and refuses {len(cases) - 1} wrong replacements")
+          f"once; build.py refuses {len(cases)} seams that do not fit")
 
 
 def live(w, n) -> None:

@@ -55,6 +55,26 @@ def connect(dsn):
     return conn
 
 
+def encoder(p):
+    """xid12_encode's path, chosen at install time (portable/src/25_xid12_encode_pg19.sql): the
+    built-in encode(…, 'base32hex') from PostgreSQL 19 on, where it gives every vector's text;
+    before 19, which has no such encoding (22023), the bit-twiddled one."""
+    version = int(p.execute("SHOW server_version_num").fetchone()[0])
+    body = p.execute("SELECT pg_get_functiondef('idgen.xid12_encode(bigint, bigint)'::regprocedure)").fetchone()[0]
+    builtin = version >= 190000
+    check(("base32hex" in body) == builtin, f"xid12_encode on server {version}: built-in base32hex {not builtin}")
+    if not builtin:
+        got = outcome(p, "SELECT encode('\\x00'::bytea, 'base32hex')")
+        check(got[:2] == ("error", "22023"), f"encode(…, 'base32hex') on server {version}: {got}")
+        print(f"encoder: server {version} has no base32hex encoding; xid12_encode keeps the SQL one")
+        return
+    xid = json.loads((VECTORS / "xid12.json").read_text())
+    for v in xid["valid"]:
+        got = p.execute("SELECT lower(rtrim(encode(decode(%s, 'hex'), 'base32hex'), '='))", (v["bytes"],)).fetchone()[0]
+        check(got == v["text"], f"base32hex of {v['bytes']}: {got}, not {v['text']}")
+    print(f"encoder: server {version}: xid12_encode uses the built-in base32hex, equal to {len(xid['valid'])} vectors")
+
+
 def vectors(p, n):
     xid = json.loads((VECTORS / "xid12.json").read_text())
     for v in xid["valid"]:
@@ -707,7 +727,7 @@ def cancels(p, dsn):
 
 
 def lag_bound(p, dsn, wdsn):
-    """How far an id's time can lag the clock (portable/README.md "How far behind the clock"): a
+    """How far an id's time can lag the clock (docs/portable.md "How far behind the clock"): a
     session holding a generator's jumper lock (a jump stalled; only the owner can take it: here
     the owner's LOCK TABLE) makes the tried jump fail. Snowflake then goes on with the
     sequence's value until it is more than 100 ms behind and then waits for the lock; xid12
@@ -972,6 +992,7 @@ def main():
         )
     vectors(p, n)
     print(f"vectors: {checks} checks, {len(failures)} failures")
+    encoder(p)
     if n:
         native_same(p, n)
     generators(p, n, dsn)

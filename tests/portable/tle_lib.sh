@@ -6,8 +6,8 @@
 # (target/postgresql/<major>) without pg_idgen's files, with pg_tle built into it from its source
 # tarball (PG_IDGEN_PG_TLE_SRC, or ../shared/vendor/pg_tle-*.tar.gz beside the checkout). Made
 # once per (tarball, PostgreSQL build) in PG_IDGEN_PG_TLE_CACHE (default /var/cache/pg_idgen),
-# under a lock, so that scripts running at once share it. The build needs flex (a Debian
-# package, installed when missing) and no network.
+# under a lock, so that scripts running at once share it. The build needs flex and libkrb5-dev (Debian
+# packages, installed when missing) and no network.
 TLE_CACHE=${PG_IDGEN_PG_TLE_CACHE:-/var/cache/pg_idgen}
 
 use_tle_postgres() {
@@ -29,7 +29,8 @@ use_tle_postgres() {
     flock 8
     if [ ! -f "$dir/.complete" ]; then
         say "PostgreSQL $PG_MAJOR with pg_tle from $(basename "$tarball"), without pg_idgen (once, into $dir)"
-        ensure_packages flex make gcc
+        # libkrb5-dev: the server headers include gssapi.h (the wheels are built with GSSAPI).
+        ensure_packages flex make gcc libkrb5-dev
         rm -rf "$dir.tmp"
         cp -a "$base" "$dir.tmp"
         rm -f "$dir.tmp"/lib/pg_idgen.so "$dir.tmp"/share/extension/pg_idgen.control "$dir.tmp"/share/extension/pg_idgen--*.sql

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The Java client (clients/java, Maven artifact io.github.pgidgen:pg-idgen): compiles it with
+# javac against Debian's packaged jars (pgjdbc, JUnit 5: no Maven Central here; the pom.xml is
+# what users build with), runs its unit tests (no server; they include the shared vectors of
+# tests/vectors) with the JUnit console launcher. With --server VERSION it also starts a
+# throwaway cluster of its own on 127.0.0.1 (pgjdbc speaks TCP) with the extension installed
+# (--installed: already installed into that version, as test.sh does), a PgBouncer in
+# transaction mode in front of it, and runs the server tests and the measurements.
+#
+#   bash scripts/test_java.sh                       # no server
+#   bash scripts/test_java.sh --server 18 [--installed]
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DIR=$ROOT/clients/java
+SERVER=""
+INSTALLED=no
+while [ $# -gt 0 ]; do
+    case $1 in
+        --server) SERVER=${2:?--server needs a version}; shift 2 ;;
+        --installed) INSTALLED=yes; shift ;;
+        *) echo "test_java.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+
+# Debian's packages, installed once (idempotent): a JDK, pgjdbc, JUnit 5, PgBouncer for the server tests.
+PKGS="libpostgresql-jdbc-java junit5"
+[ -z "$SERVER" ] || PKGS="$PKGS pgbouncer"
+command -v javac >/dev/null || PKGS="$PKGS openjdk-17-jdk-headless"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "clients/java: installing Debian packages:$missing"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+J=/usr/share/java
+CP_MAIN=$J/postgresql.jar
+OUT=$ROOT/target/java
+rm -rf "$OUT/classes" "$OUT/test-classes"
+mkdir -p "$OUT"
+echo "clients/java: javac (Java 17, pgjdbc $(cd $J && ls postgresql-4*.jar | sed 's/postgresql-//; s/.jar//'))"
+mapfile -t MAIN < <(find "$DIR/src/main/java" -name '*.java')
+mapfile -t TESTS < <(find "$DIR/src/test/java" -name '*.java')
+javac --release 17 -Xlint:all -Werror -d "$OUT/classes" -cp "$CP_MAIN" "${MAIN[@]}"
+javac --release 17 -Xlint:all,-try -d "$OUT/test-classes" \
+    -cp "$OUT/classes:$CP_MAIN:$J/junit-jupiter-api.jar:$J/apiguardian-api.jar:$J/opentest4j.jar:$J/junit-platform-commons.jar" \
+    "${TESTS[@]}"
+CP_TEST=$OUT/classes:$OUT/test-classes:$CP_MAIN
+run_junit() {
+    java -Dpgidgen.vectors="$ROOT/tests/vectors" "$@" -jar "$J/junit-platform-console-standalone.jar" \
+        -cp "$CP_TEST" --disable-banner --details=summary --fail-if-no-tests "${JUNIT_SELECT[@]}"
+}
+echo "clients/java: unit tests"
+JUNIT_SELECT=(--scan-classpath "$OUT/test-classes" --exclude-tag server)
+run_junit
+
+[ -n "$SERVER" ] || exit 0

@@ -190,20 +190,20 @@ abstract class GrantGenerator implements AutoCloseable {
         }
     }
 
-    /** The id-making loop: the fast path, waits, renewals, new grants, errors. Returns under the monitor via took(). */
-    final <T> T make(java.util.function.Supplier<T> took) {
-        synchronized (this) {
-            if (current != null && !registry.isClosed()) {
-                try {
-                    if (step(clock()) == GrantStep.ID) {
-                        madeUnderGrant = true;
-                        return took.get();
-                    }
-                } catch (RuntimeException e) {
-                    // the slow path says it again, with offsets
-                }
-            }
+    /** The fast path, under the monitor: true when the state machine made an id at once. */
+    final boolean tryFast() {
+        if (current == null || registry.isClosed()) return false;
+        try {
+            if (step(clock()) != GrantStep.ID) return false;
+        } catch (RuntimeException e) {
+            return false; // the slow path says it again, with offsets
         }
+        madeUnderGrant = true;
+        return true;
+    }
+
+    /** The slow path: waits, renewals, new grants, errors; took() reads the id under the monitor. */
+    final <T> T make(java.util.function.Supplier<T> took) {
         boolean tried = false;
         long deadline = System.nanoTime() + registry.options.maxWait.toNanos() + 1_000_000_000L;
         for (;;) {

@@ -13,12 +13,18 @@ public final class GrantSnowflake extends GrantGenerator {
     GrantSnowflake(Registry registry, String lease) {
         super(registry, lease, "snowflake");
         state = new SnowflakeGrantState(Snowflake.DEFAULT_EPOCH_MS, registry.options.maxWait.toMillis());
+        took = () -> state.id;
     }
 
     /** The next id: renews or replaces the grant first when its window has run out. */
     public long nextId() {
-        return make(() -> state.id);
+        synchronized (this) {
+            if (tryFast()) return state.id;
+        }
+        return make(took);
     }
+
+    private final java.util.function.Supplier<Long> took;
 
     /** The epoch of the grant's ids (unix ms). */
     public synchronized long epochMs() {

@@ -14,12 +14,18 @@ public final class GrantXid extends GrantGenerator {
         super(registry, lease, "xid12");
         state = new XidGrantState(XidGenerator.defaultPid(), ThreadLocalRandom.current().nextInt(Xid.MAX_COUNTER + 1),
                 registry.options.maxWait.toSeconds());
+        took = () -> state.id;
     }
 
     /** The next id: renews or replaces the grant first when its window has run out. */
     public Xid next() {
-        return make(() -> state.id);
+        synchronized (this) {
+            if (tryFast()) return state.id;
+        }
+        return make(took);
     }
+
+    private final java.util.function.Supplier<Xid> took;
 
     @Override
     GrantStep step(long clock) {

@@ -261,7 +261,50 @@ public final class Registry implements AutoCloseable {
      * One statement; its row as a Grant (null for release). A connection problem is retried
      * once; the whole call takes at most the timeout, else RegistryUnavailable.
      */
+    /**
+     * One statement on a thread of its own, waited for at most the timeout (a driver or a
+     * connection factory that hangs cannot hold the caller longer): then RegistryUnavailable,
+     * and the call is abandoned (interrupted; its connection is dropped when it comes back).
+     */
     private Grant call(String name, Object... params) {
+        java.util.concurrent.Future<Grant> f;
+        try {
+            f = CALLERS.submit(() -> callNow(name, params));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            throw new RegistryUnavailable("the writer registry could not be reached: " + e, null, e);
+        }
+        try {
+            return f.get(options.timeout.toNanos() + 250_000_000L, TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            f.cancel(true);
+            throw new RegistryUnavailable("the writer registry could not be reached: no answer within "
+                    + options.timeout.toMillis() / 1000.0 + " s, the call was abandoned", null, e);
+        } catch (InterruptedException e) {
+            f.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new RegistryUnavailable("interrupted while waiting for the writer registry", null, e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof RuntimeException) throw (RuntimeException) c;
+            if (c instanceof Error) throw (Error) c;
+            throw new RegistryException(c.toString(), null, c);
+        }
+    }
+
+    /** The threads the statements run on: daemon threads, kept 30 s when idle. */
+    private static final java.util.concurrent.ExecutorService CALLERS;
+
+    static {
+        java.util.concurrent.ThreadPoolExecutor ex = new java.util.concurrent.ThreadPoolExecutor(0, Integer.MAX_VALUE,
+                30, TimeUnit.SECONDS, new java.util.concurrent.SynchronousQueue<>(), r -> {
+                    Thread t = new Thread(r, "pg-idgen-registry-call");
+                    t.setDaemon(true);
+                    return t;
+                });
+        CALLERS = ex;
+    }
+
+    private Grant callNow(String name, Object... params) {
         long end = System.nanoTime() + options.timeout.toNanos();
         Exception last = null;
         for (int attempt = 1; attempt <= 2; attempt++) {

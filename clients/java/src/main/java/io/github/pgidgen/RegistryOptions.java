@@ -26,7 +26,9 @@ public final class RegistryOptions {
     static String defaultWriter() {
         String host;
         try {
-            host = java.net.InetAddress.getLocalHost().getHostName();
+            java.nio.file.Path p = java.nio.file.Path.of("/proc/sys/kernel/hostname");
+            host = java.nio.file.Files.exists(p) ? java.nio.file.Files.readString(p).strip()
+                    : java.net.InetAddress.getLocalHost().getHostName();
         } catch (java.io.IOException e) {
             host = "localhost";
         }

@@ -48,6 +48,8 @@ echo "clients/java: javac (Java 17, pgjdbc $PGJDBC)"
 mapfile -t MAIN < <(find "$DIR/src/main/java" -name '*.java')
 mapfile -t TESTS < <(find "$DIR/src/test/java" -name '*.java')
 javac --release 17 -Xlint:all -Werror -d "$OUT/classes" -cp "$CP_MAIN" "${MAIN[@]}"
+# the words of the registry's errors: read from the shared vectors, carried in the jar (pom.xml does the same)
+cp "$ROOT/tests/vectors/registry_errors.json" "$OUT/classes/io/github/pgidgen/"
 javac --release 17 -Xlint:all,-try -d "$OUT/test-classes" \
     -cp "$OUT/classes:$CP_MAIN:$J/junit-jupiter-api.jar:$J/apiguardian-api.jar:$J/opentest4j.jar:$J/junit-platform-commons.jar" \
     "${TESTS[@]}"

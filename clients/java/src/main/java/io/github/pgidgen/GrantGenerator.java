@@ -163,27 +163,32 @@ abstract class GrantGenerator implements AutoCloseable {
         }
     }
 
-    private String what() {
-        Grant g = grant();
-        return g == null ? "no grant could be acquired, so no id is made"
-                : "the grant's window ended at " + Instant.ofEpochMilli(g.hiUs() / 1000) + " and could not be renewed, so no id is made";
+    /** The words of an id call that waited for its renewal (or a new grant) in vain: without a grant, or at its window's end. */
+    private String unrenewed(Grant g, String window, String noGrant, Object... values) {
+        Object[] all = java.util.Arrays.copyOf(values, values.length + 2);
+        if (g == null) return RegistryWords.of(noGrant, values);
+        all[values.length] = "hi";
+        all[values.length + 1] = Instant.ofEpochMilli(g.hiUs() / 1000);
+        return RegistryWords.of(window, all);
     }
 
     /** At the window's end or without a grant: the renewal, waited for at most renewWait. */
     private void awaitWindow() {
-        String what = what();
+        Grant g = grant();
         long wait = registry.options.renewWait.toNanos();
         try {
             refresh(false).get(wait, TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            throw new RegistryUnavailable(what + ": the writer registry did not answer within "
-                    + registry.options.renewWait.toMillis() / 1000.0 + " s");
+            throw new RegistryUnavailable(unrenewed(g, "window_unrenewed", "grant_unacquired",
+                    "renew_wait", registry.options.renewWait.toMillis()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new RegistryUnavailable(what + ": interrupted", null, e);
+            throw new RegistryUnavailable(unrenewed(g, "window_unreachable", "grant_unreachable", "cause", "interrupted"), null, e);
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
-            if (c instanceof RegistryUnavailable) throw new RegistryUnavailable(what + ": " + c.getMessage(), null, c);
+            if (c instanceof RegistryUnavailable) {
+                throw new RegistryUnavailable(unrenewed(g, "window_unreachable", "grant_unreachable", "cause", c.getMessage()), null, c);
+            }
             if (c instanceof RuntimeException) throw (RuntimeException) c;
             if (c instanceof Error) throw (Error) c;
             throw new RegistryException(c.toString(), null, c);
@@ -219,8 +224,10 @@ abstract class GrantGenerator implements AutoCloseable {
                     s = step(now);
                 } catch (ClockBeforeWindow e) {
                     if (g == null) throw e;
-                    throw new ClockBeforeWindow(String.format("the clock is %.1f s behind the registry server's: %s",
-                            -g.offsetSeconds(), e.getMessage()));
+                    double offsetMs = g.offsetSeconds() * 1000;
+                    throw new ClockBeforeWindow(offsetMs <= 0
+                            ? RegistryWords.of("clock_behind_server", "behind", -offsetMs, "inner", e.getMessage())
+                            : RegistryWords.of("clock_ahead_window_later", "ahead", offsetMs, "inner", e.getMessage()));
                 }
                 if (s == GrantStep.ID) {
                     madeUnderGrant = true;
@@ -230,19 +237,20 @@ abstract class GrantGenerator implements AutoCloseable {
             }
             if (s == GrantStep.WAIT) {
                 if (System.nanoTime() > deadline) {
-                    throw new ClockBeforeWindow("the clock did not reach the grant's window within "
-                            + registry.options.maxWait.toMillis() / 1000.0 + " s");
+                    throw new ClockBeforeWindow(RegistryWords.of("clock_never_reached", "max_wait", registry.options.maxWait.toMillis(),
+                            "now", Instant.ofEpochMilli(toMs(now)), "start", Instant.ofEpochMilli(g == null ? 0 : g.loUs() / 1000)));
                 }
                 LockSupport.parkNanos(Math.max(toMs(until) - toMs(now), 1) * 1_000_000L);
                 continue;
             }
             if (tried) {
                 if (g != null) {
-                    throw new ClockAheadOfWindow(String.format("the clock is %.1f s ahead of the registry server's: it is past "
-                            + "the end of the grant's window (%s) just after renewing it; a writer runs only while its "
-                            + "clock is less than a lease ahead of the server's", g.offsetSeconds(), Instant.ofEpochMilli(g.hiUs() / 1000)));
+                    long nowMs = toMs(now);
+                    throw new ClockAheadOfWindow(RegistryWords.of("clock_ahead_of_window", "ahead", g.offsetSeconds() * 1000,
+                            "now", Instant.ofEpochMilli(nowMs), "past", nowMs - g.hiUs() / 1000.0,
+                            "hi", Instant.ofEpochMilli(g.hiUs() / 1000), "lease", g.leftNanos() / 1e6));
                 }
-                throw new RegistryUnavailable(what() + ": the grant was lost again");
+                throw new RegistryUnavailable(RegistryWords.of("grant_lost_again"));
             }
             tried = true;
             awaitWindow();

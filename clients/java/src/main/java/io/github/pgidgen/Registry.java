@@ -146,7 +146,7 @@ public final class Registry implements AutoCloseable {
     }
 
     void checkOpen() {
-        if (closed) throw new RegistryException("the writer registry is closed");
+        if (closed) throw new RegistryException(RegistryWords.of("closed"));
     }
 
     /**
@@ -271,14 +271,13 @@ public final class Registry implements AutoCloseable {
         try {
             f = CALLERS.submit(() -> callNow(name, params));
         } catch (java.util.concurrent.RejectedExecutionException e) {
-            throw new RegistryUnavailable("the writer registry could not be reached: " + e, null, e);
+            throw new RegistryUnavailable(RegistryWords.of("unreachable", "cause", e.toString()), null, e);
         }
         try {
             return f.get(options.timeout.toNanos() + 250_000_000L, TimeUnit.NANOSECONDS);
         } catch (java.util.concurrent.TimeoutException e) {
             f.cancel(true);
-            throw new RegistryUnavailable("the writer registry could not be reached: no answer within "
-                    + options.timeout.toMillis() / 1000.0 + " s, the call was abandoned", null, e);
+            throw new RegistryUnavailable(RegistryWords.of("no_answer", "timeout", options.timeout.toMillis()), null, e);
         } catch (InterruptedException e) {
             f.cancel(true);
             Thread.currentThread().interrupt();
@@ -327,8 +326,8 @@ public final class Registry implements AutoCloseable {
                 else if (c != null && !keep) closeQuietly(c);
             }
         }
-        throw new RegistryUnavailable("the writer registry could not be reached: "
-                + (last == null ? "no answer in time" : last.getMessage()), null, last);
+        if (last == null) throw new RegistryUnavailable(RegistryWords.of("no_answer", "timeout", options.timeout.toMillis()));
+        throw new RegistryUnavailable(RegistryWords.of("unreachable", "cause", String.valueOf(last.getMessage())), null, last);
     }
 
     private static void closeQuietly(Connection c) {
@@ -352,10 +351,12 @@ public final class Registry implements AutoCloseable {
             detail = m.getDetail();
         }
         if ("42703".equals(state) && primary != null && primary.contains("lo_t")) {
-            return new RegistryException("the writer registry needs the pg_idgen extension 0.7.0 or later "
-                    + "(ALTER EXTENSION pg_idgen UPDATE): " + primary, state, e);
+            return new RegistryException(RegistryWords.of("needs_0_7_0", "message", primary), state, e);
         }
-        return RegistryException.of(state, Words.oneLine(primary, detail), primary, e);
+        String words = detail == null || detail.isEmpty()
+                ? RegistryWords.of("server_refusal_no_detail", "message", primary, "sqlstate", state)
+                : RegistryWords.of("server_refusal", "message", primary, "detail", detail, "sqlstate", state);
+        return RegistryException.of(state, words, primary, e);
     }
 
     private Grant run(Connection c, String name, Object[] params, long end) throws SQLException {
@@ -403,8 +404,7 @@ public final class Registry implements AutoCloseable {
             unnamed(ps, end);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
-                    throw new RegistryException("the pg_idgen extension is not installed in this database: "
-                            + "CREATE EXTENSION pg_idgen (or the portable edition's script)");
+                    throw new RegistryException(RegistryWords.of("not_installed"));
                 }
                 edition = rs.getString("edition");
                 schema = rs.getString("schema");

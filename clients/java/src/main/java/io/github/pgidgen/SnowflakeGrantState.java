@@ -67,9 +67,8 @@ final class SnowflakeGrantState {
                 waitUntil = core.epochMs + lo;
                 return GrantStep.WAIT;
             }
-            throw new ClockBeforeWindow(String.format("the clock is %.1f s behind the grant's window, which starts at %s "
-                    + "(snowflake slot %d); a writer waits at most %s s for its window",
-                    (lo - t) / 1000.0, Instant.ofEpochMilli(core.epochMs + lo), slot, maxWait / 1000.0));
+            throw new ClockBeforeWindow(RegistryWords.of("clock_before_window", "behind", lo - t,
+                    "start", Instant.ofEpochMilli(core.epochMs + lo), "kind", "snowflake", "slot", slot, "max_wait", maxWait));
         }
         if (!core.step(nowMs, workerBits)) {
             if (core.waitUntil - core.epochMs < hi) {

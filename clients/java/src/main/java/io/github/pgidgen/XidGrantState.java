@@ -62,8 +62,8 @@ final class XidGrantState {
                 waitUntil = lo;
                 return GrantStep.WAIT;
             }
-            throw new ClockBeforeWindow(String.format("the clock is %d s behind the grant's window, which starts at %s "
-                    + "(xid12 slot %d); a writer waits at most %d s for its window", lo - t, Instant.ofEpochSecond(lo), slot, maxWait));
+            throw new ClockBeforeWindow(RegistryWords.of("clock_before_window", "behind", (lo - t) * 1000,
+                    "start", Instant.ofEpochSecond(lo), "kind", "xid12", "slot", slot, "max_wait", maxWait * 1000));
         }
         int c = counter;
         long middle = (long) slot << 16 | pid;

@@ -34,7 +34,7 @@ class RegistryVectorsTest {
     @Test
     void everyVectorFileRunsOrSaysWhyNot() throws Exception {
         Set<String> files;
-        try (var s = Files.list(Json.vectors())) {
+        try (var s = Files.list(Vectors.dir())) {
             files = s.map(p -> p.getFileName().toString()).collect(Collectors.toCollection(TreeSet::new));
         }
         for (String f : files) {
@@ -45,7 +45,7 @@ class RegistryVectorsTest {
 
     @Test
     void editionRule() throws Exception {
-        String rule = Files.readAllLines(Json.vectors().resolve("edition_rule.sql")).stream()
+        String rule = Files.readAllLines(Vectors.dir().resolve("edition_rule.sql")).stream()
                 .filter(l -> !l.startsWith("--")).collect(Collectors.joining("\n")).stripTrailing();
         assertEquals(2, rule.split("WITH c AS \\(", -1).length);
         assertTrue(Catalog.EDITION_QUERY.startsWith(rule), "EDITION_QUERY does not start with tests/vectors/edition_rule.sql");
@@ -53,7 +53,7 @@ class RegistryVectorsTest {
 
     @Test
     void registryErrors() throws Exception {
-        Map<String, Object> v = Json.vector("registry_errors.json");
+        Map<String, Object> v = Vectors.read("registry_errors.json");
         for (Map<String, Object> c : (List<Map<String, Object>>) v.get("conditions")) {
             String state = (String) c.get("sqlstate");
             RegistryException e = RegistryException.of(state, "m", "m", null);
@@ -63,7 +63,10 @@ class RegistryVectorsTest {
             String text = "SERROR\0C" + state + "\0Mthe server's message\0Dits detail\0";
             RegistryException m = Registry.mapped(new PSQLException(new ServerErrorMessage(text)));
             assertEquals(c.get("class"), m.getClass().getSimpleName());
-            assertEquals("the server's message: its detail", m.getMessage());
+            assertEquals(WordsTest.expected("server_refusal", Map.of("message", "the server's message", "detail", "its detail",
+                    "sqlstate", state)), m.getMessage());
+            RegistryException bare = Registry.mapped(new PSQLException(new ServerErrorMessage("SERROR\0C" + state + "\0Mbare\0")));
+            assertEquals(WordsTest.expected("server_refusal_no_detail", Map.of("message", "bare", "sqlstate", state)), bare.getMessage());
         }
         assertSame(RegistryException.class, RegistryException.of("XX000", "m", "m", null).getClass());
         assertNull(Registry.mapped(new PSQLException(new ServerErrorMessage("SFATAL\0C57P01\0Mterminating\0"))));
@@ -79,7 +82,7 @@ class RegistryVectorsTest {
 
     @Test
     void grantTraces() throws Exception {
-        Map<String, Object> v = Json.vector("grant_traces.json");
+        Map<String, Object> v = Vectors.read("grant_traces.json");
         List<Map<String, Object>> cases = (List<Map<String, Object>>) v.get("cases");
         assertTrue(cases.size() >= 10);
         for (Map<String, Object> c : cases) {

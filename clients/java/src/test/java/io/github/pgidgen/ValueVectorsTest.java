@@ -26,7 +26,7 @@ class ValueVectorsTest {
 
     @Test
     void xid12() throws Exception {
-        Map<String, Object> v = Json.vector("xid12.json");
+        Map<String, Object> v = Vectors.read("xid12.json");
         HexFormat hex = HexFormat.of();
         for (Map<String, Object> c : cases(v, "valid")) {
             Xid x = Xid.parse((String) c.get("input"));
@@ -77,7 +77,7 @@ class ValueVectorsTest {
 
     @Test
     void rapkey() throws Exception {
-        Map<String, Object> v = Json.vector("rapkey.json");
+        Map<String, Object> v = Vectors.read("rapkey.json");
         for (Map<String, Object> c : cases(v, "valid")) {
             String body = (String) c.get("body");
             assertEquals(((String) c.get("check")).charAt(0), Rapkey.checkChar(body));
@@ -129,7 +129,7 @@ class ValueVectorsTest {
 
     @Test
     void snowflake() throws Exception {
-        Map<String, Object> v = Json.vector("snowflake.json");
+        Map<String, Object> v = Vectors.read("snowflake.json");
         long epoch = Long.parseLong((String) v.get("epoch"));
         assertEquals(Snowflake.DEFAULT_EPOCH_MS, epoch);
         for (Map<String, Object> c : cases(v, "layouts")) {

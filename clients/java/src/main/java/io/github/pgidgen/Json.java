@@ -9,7 +9,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** A small JSON reader for the shared vectors: objects, arrays, strings, integers (Long or BigInteger), true, false, null. */
+/**
+ * A small JSON reader for the shared vectors (the words of registry_errors.json, which the jar
+ * carries, and the tests' vectors): objects, arrays, strings, integers (Long or BigInteger),
+ * other numbers (Double), true, false, null.
+ */
 final class Json {
     private final String s;
     private int i;
@@ -19,20 +23,15 @@ final class Json {
     }
 
     static Object read(Path p) throws IOException {
-        Json j = new Json(Files.readString(p));
+        return parse(Files.readString(p));
+    }
+
+    static Object parse(String text) {
+        Json j = new Json(text);
         Object v = j.value();
         j.ws();
-        if (j.i != j.s.length()) throw new IllegalArgumentException("trailing text in " + p);
+        if (j.i != j.s.length()) throw new IllegalArgumentException("trailing text after the JSON value");
         return v;
-    }
-
-    static Path vectors() {
-        return Path.of(System.getProperty("pgidgen.vectors", "../../tests/vectors"));
-    }
-
-    @SuppressWarnings("unchecked")
-    static Map<String, Object> vector(String name) throws IOException {
-        return (Map<String, Object>) read(vectors().resolve(name));
     }
 
     private void ws() {

@@ -94,6 +94,7 @@ auth_type = trust
 auth_file = $BDIR/users.txt
 pool_mode = transaction
 server_reset_query =
+ignore_startup_parameters = extra_float_digits
 max_client_conn = 200
 default_pool_size = 20
 logfile = $BDIR/pgbouncer.log

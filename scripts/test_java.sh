@@ -100,13 +100,19 @@ default_pool_size = 20
 logfile = $BDIR/pgbouncer.log
 pidfile = $BDIR/pgbouncer.pid
 INI
-printf '"postgres" ""\n"java_writer" ""\n' | $SUDO tee "$BDIR/users.txt" >/dev/null
+printf '"postgres" ""\n"java_writer" ""\n"java_owner" ""\n' | $SUDO tee "$BDIR/users.txt" >/dev/null
 $SUDO chown -R postgres:postgres "$BDIR"
 as_postgres pgbouncer -d "$BDIR/pgbouncer.ini"
 for _ in $(seq 50); do
     (exec 3<>"/dev/tcp/127.0.0.1/$BPORT") 2>/dev/null && break
     sleep 0.1
 done
+# the portable edition: a database owned by a plain role, which installs portable/dist's script
+VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' "$ROOT/Cargo.toml" | head -1)
+pg() { "$BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -h "$(socket_dir java)" -p "$PORT" "$@"; }
+pg -U postgres -d postgres -c "CREATE ROLE java_owner LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB" \
+    -c "CREATE DATABASE java_portable OWNER java_owner"
+pg -U java_owner -d java_portable -v schema=idgen -f "$ROOT/portable/dist/pg_idgen_portable--$VERSION.sql" >/dev/null
 echo "clients/java: server tests on PostgreSQL $SERVER (127.0.0.1:$PORT) and through $(pgbouncer --version | head -1) in transaction mode (127.0.0.1:$BPORT)"
 export PG_IDGEN_JAVA_URL="jdbc:postgresql://127.0.0.1:$PORT/postgres"
 export PG_IDGEN_JAVA_BOUNCER_URL="jdbc:postgresql://127.0.0.1:$BPORT/postgres"

@@ -12,7 +12,7 @@ scripts/pgxn_dist.sh; docs/RELEASING.md says how to cut a release).
   released. Every released version has a section, newest first.
 - The clients ship with the extension and carry its version: clients/python/pyproject.toml and
   the package's __version__, clients/rust/Cargo.toml (and its entry in Cargo.lock),
-  clients/node/package.json (and package-lock.json) all say V. --bump moves them too.
+  clients/node/package.json (and package-lock.json), clients/java/pom.xml all say V. --bump moves them too.
 - sql/: the newest upgrade script ends at V (sql/upgrade/pg_idgen--P--V.sql), every upgrade script
   goes from one version to a newer one, and from every frozen install script
   sql/released/pg_idgen--X.sql there is a chain of upgrade scripts to V. P, the version V upgrades from,
@@ -34,6 +34,7 @@ CLIENT_VERSIONS = (
     ("clients/node/package.json", r'\A\{\n  "name": "pg-idgen",\n  "version": "([^"]+)"'),
     ("clients/node/package-lock.json", r'\A\{\n  "name": "pg-idgen",\n  "version": "([^"]+)"'),
     ("clients/node/package-lock.json", r'^    "": \{\n      "name": "pg-idgen",\n      "version": "([^"]+)"'),
+    ("clients/java/pom.xml", r'^  <artifactId>pg-idgen</artifactId>\n  <version>([^<]+)</version>'),
 )
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z-]+)?$")
 

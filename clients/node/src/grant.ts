@@ -10,6 +10,7 @@
 // one, bind it, step again); or throws ClockBeforeWindow or the plain generator's error.
 // bind() keeps the high-water mark, so ids keep increasing across renewals and new slots.
 
+import * as words from './protocol.js';
 import { DEFAULT_EPOCH_MS, MAX_WORKER, SnowflakeBuilder, SnowflakeCore } from './snowflake.js';
 import { MAX_COUNTER, MAX_MACHINE, MAX_PID, Xid, XidEncoder, xidStepTime } from './xid.js';
 
@@ -146,10 +147,7 @@ export class ClockAheadOfWindow extends ClockOutsideWindow {
   override name = 'ClockAheadOfWindow';
 }
 
-export function isoMs(unixMs: number): string {
-  const d = new Date(unixMs);
-  return Number.isNaN(d.getTime()) ? `${unixMs} unix ms` : d.toISOString();
-}
+export { isoMs } from './protocol.js';
 
 /** What step() asks for when it makes no id. */
 export enum StepKind {
@@ -225,9 +223,7 @@ export class SnowflakeGrantState {
         return StepKind.Wait;
       }
       throw new ClockBeforeWindow(
-        `the clock is ${((this.lo - t) / 1000).toFixed(1)} s behind the grant's window, which starts at ` +
-        `${isoMs(this.epochMs + this.lo)} (snowflake slot ${this.slot}); a writer waits at most ` +
-        `${this.maxWait / 1000} s for its window`);
+        words.clockBeforeWindow((this.lo - t) / 1000, this.epochMs + this.lo, 'snowflake', this.slot, this.maxWait / 1000));
     }
     const core = this.core;
     if (!core.step(now, this.workerBits)) {
@@ -307,8 +303,7 @@ export class XidGrantState {
         return StepKind.Wait;
       }
       throw new ClockBeforeWindow(
-        `the clock is ${(this.lo - now).toFixed(1)} s behind the grant's window, which starts at ` +
-        `${isoMs(this.lo * 1000)} (xid12 slot ${this.slot}); a writer waits at most ${this.maxWait} s for its window`);
+        words.clockBeforeWindow(this.lo - now, this.lo * 1000, 'xid12', this.slot, this.maxWait));
     }
     const counter = this.counter;
     const time = xidStepTime(this.lastTime, this.lastMiddle, this.lastCounter, t, this.middle, counter);

@@ -28,6 +28,7 @@ import { performance } from 'node:perf_hooks';
 import { threadId } from 'node:worker_threads';
 import { randomInt } from 'node:crypto';
 import { EDITION_QUERY, type Queryable, quoteIdent } from './catalog.js';
+import * as words from './protocol.js';
 import {
   ClockAheadOfWindow, ClockBeforeWindow, GrantLost, REGISTRY_ERRORS, RegistryError, RegistryFenced, RegistryUnavailable,
   SnowflakeGrantState, StepKind, XidGrantState, fencedUntil, isoMs,
@@ -123,11 +124,10 @@ export function registryErrorOf(e: unknown): RegistryError | null {
   if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof err!.severity === 'string') {
     if (code.startsWith('08') || code.startsWith('57P')) return null;
     const primary = String(err!.message);
-    const msg = primary + (err!.detail ? ` (DETAIL: ${String(err!.detail)})` : '');
+    const msg = words.serverRefusal(primary, err!.detail);
     if (code === '42703' && primary.includes('lo_t')) {
       // idgen_grant's lo_t, hi_t and server_t are new in 0.7.0: an older extension lacks them.
-      return new RegistryError('the writer registry needs the pg_idgen extension 0.7.0 or later ' +
-        `(ALTER EXTENSION pg_idgen UPDATE): ${primary}`, code, { cause: e });
+      return new RegistryError(words.needs070(primary), code, { cause: e });
     }
     const Cls = REGISTRY_ERRORS[code] ?? RegistryError;
     if (Cls === RegistryFenced) return new RegistryFenced(msg, code, { cause: e, until: fencedUntil(primary) });
@@ -270,7 +270,7 @@ export class Registry {
 
   /** @internal */
   checkOpen(): void {
-    if (this.closed) throw new RegistryError('the writer registry is closed');
+    if (this.closed) throw new RegistryError(words.closed());
   }
 
   /**
@@ -351,8 +351,7 @@ export class Registry {
   /** One statement, abandoned (RegistryUnavailable) when it has not come back by `end` (monotonic ms). */
   private async query(db: Queryable, text: string, values: unknown[], end: number): Promise<{ rows: any[] }> {
     const left = end - performance.now();
-    const late = () => new RegistryUnavailable(
-      `the writer registry could not be reached: no answer within ${this.timeout} s, the call was abandoned`);
+    const late = () => new RegistryUnavailable(words.noAnswer(this.timeout));
     if (left <= 0) throw late();
     const p = isNodePostgres(db)
       ? db.query({ text, values, query_timeout: Math.ceil(left) } as unknown as string)
@@ -376,8 +375,7 @@ export class Registry {
           // owner or a superuser; a look-alike another role planted is not a candidate).
           const { rows } = await this.query(db, EDITION_QUERY, [], end);
           if (rows.length !== 1) {
-            throw new RegistryError('the pg_idgen extension is not installed in this database: ' +
-              'CREATE EXTENSION pg_idgen (or the portable edition\'s script)');
+            throw new RegistryError(words.notInstalled());
           }
           this.sql = statements(rows[0].schema);
         }
@@ -392,7 +390,7 @@ export class Registry {
         if (performance.now() >= end) break;
       }
     }
-    throw new RegistryUnavailable(`the writer registry could not be reached: ${(last as Error)?.message ?? last}`,
+    throw new RegistryUnavailable(words.unreachable((last as Error)?.message ?? last),
       undefined, { cause: last });
   }
 
@@ -592,8 +590,7 @@ abstract class GrantGenerator<T = unknown> {
 
   private what(): string {
     const g = this.current;
-    return g === null ? 'no grant could be acquired, so no id is made'
-      : `the grant's window ended at ${isoMs(g.hiUs / 1000)} and could not be renewed, so no id is made`;
+    return words.noId(g === null ? null : g.hiUs / 1000);
   }
 
   /**
@@ -605,10 +602,12 @@ abstract class GrantGenerator<T = unknown> {
     const reg = this.registry;
     const what = this.what();
     try {
+      const g = this.current;
       await within(this.refresh(), reg.renewWait * 1000, () => new RegistryUnavailable(
-        `${what}: the writer registry did not answer within ${reg.renewWait} s`));
+        g === null ? words.grantUnacquired(reg.renewWait) : words.windowUnrenewed(g.hiUs / 1000, reg.renewWait)));
     } catch (e) {
       if (e instanceof RegistryUnavailable && !e.message.startsWith(what)) {
+        // windowUnreachable, grantUnreachable
         throw new RegistryUnavailable(`${what}: ${e.message}`, undefined, { cause: e });
       }
       throw e;
@@ -628,7 +627,7 @@ abstract class GrantGenerator<T = unknown> {
         kind = this.state.step(now);
       } catch (e) {
         if (e instanceof ClockBeforeWindow && this.current !== null) {
-          throw new ClockBeforeWindow(`the clock is ${(-grantOffsetSeconds(this.current)).toFixed(1)} s behind the registry server's: ${e.message}`);
+          throw new ClockBeforeWindow(words.clockBehindServer(-grantOffsetSeconds(this.current), e.message));
         }
         throw e;
       }
@@ -638,16 +637,14 @@ abstract class GrantGenerator<T = unknown> {
       }
       if (kind === StepKind.Wait) {
         if (performance.now() > deadline) {
-          throw new ClockBeforeWindow(
-            `the clock did not reach the grant's window within ${reg.maxWait} s (it reads ${this.iso(now)}, ` +
-            `the window starts at ${isoMs((this.current?.loUs ?? 0) / 1000)})`);
+          throw new ClockBeforeWindow(words.clockNeverReached(reg.maxWait, this.toMs(now), (this.current?.loUs ?? 0) / 1000));
         }
         await sleep(Math.max(this.toMs(this.state.waitUntil - now), 1));
         continue;
       }
       if (tried) {
         if (this.current !== null) throw this.ahead(now);
-        throw new RegistryUnavailable(`${this.what()}: the grant was lost again`);
+        throw new RegistryUnavailable(words.grantLostAgain());
       }
       tried = true;
       await this.awaitWindow();
@@ -680,9 +677,7 @@ abstract class GrantGenerator<T = unknown> {
     const g = this.current!;
     const past = (this.toMs(now) - g.hiUs / 1000) / 1000;
     return new ClockAheadOfWindow(
-      `the clock is ${grantOffsetSeconds(g).toFixed(1)} s ahead of the registry server's: it reads ${this.iso(now)}, ` +
-      `${past.toFixed(3)} s past the end of the grant's window (${isoMs(g.hiUs / 1000)}) just after renewing it ` +
-      `for a lease of ${leaseSeconds(g).toFixed(1)} s; a writer runs only while its clock is less than a lease ahead of the server's`);
+      words.clockAheadOfWindow(grantOffsetSeconds(g), this.toMs(now), past, g.hiUs / 1000, leaseSeconds(g)));
   }
 
   /**
@@ -719,7 +714,6 @@ abstract class GrantGenerator<T = unknown> {
   protected abstract taken(): T;
   protected abstract clock(): number;
   protected abstract toMs(clockValue: number): number;
-  protected abstract iso(clockValue: number): string;
   protected abstract lastIdTime(): string;
 }
 
@@ -773,10 +767,6 @@ export class GrantSnowflake extends GrantGenerator<bigint> {
     return v;
   }
 
-  protected iso(v: number): string {
-    return isoMs(v);
-  }
-
   protected lastIdTime(): string {
     return isoMs(this.state.epochMs + this.state.lastMs);
   }
@@ -815,10 +805,6 @@ export class GrantXid extends GrantGenerator<Xid> {
 
   protected toMs(v: number): number {
     return v * 1000;
-  }
-
-  protected iso(v: number): string {
-    return isoMs(v * 1000);
   }
 
   protected lastIdTime(): string {

@@ -43,7 +43,7 @@ use crate::registry::{
     lease_ms, moment_or_never, not_installed, quote_schema, registry_error, times_unit,
     SCHEMA_COLUMN, SCHEMA_SQL,
 };
-use crate::{Error, Xid};
+use crate::{words, Error, Xid};
 use idgen_core::grant::edge::{
     EdgeError, EdgeId as CoreId, EdgeKind, EdgeRefusal, EdgeState, XidSeed,
 };
@@ -395,11 +395,7 @@ impl<'c> EdgeStore<'c> {
 
     fn no_grant(&self) -> Error {
         Error::Edge {
-            message: format!(
-                "this store holds no {} grant on device '{}': enrol it first",
-                self.kind.sql(),
-                self.device
-            ),
+            message: words::edge_no_grant(self.kind.sql(), &self.device),
         }
     }
 
@@ -448,9 +444,7 @@ impl<'c> EdgeStore<'c> {
             Ok(())
         } else {
             Err(Error::Edge {
-                message: "the SQLite connection is inside a transaction: enrol and sync commit \
-                          their writes to the file themselves; call them outside one"
-                    .into(),
+                message: words::EDGE_SQLITE_IN_TRANSACTION.into(),
             })
         }
     }
@@ -460,14 +454,9 @@ impl<'c> EdgeStore<'c> {
     fn check_enrol(&self) -> Result<(), Error> {
         self.outside_sqlite_transaction()?;
         match self.row()? {
-            Some(r) if r.cloned.is_none() && (self.clock)() < r.hi_us => {
-                Err(Error::Edge {
-                    message: format!(
-                        "this store already holds {}: sync it, or release it with sync(client, None), before enrolling again",
-                        self.window(&r)
-                    ),
-                })
-            }
+            Some(r) if r.cloned.is_none() && (self.clock)() < r.hi_us => Err(Error::Edge {
+                message: words::edge_already_enrolled(&self.window(&r).to_string()),
+            }),
             _ => Ok(()),
         }
     }
@@ -648,7 +637,7 @@ impl<'c> EdgeStore<'c> {
         let clock_ms = now_us.div_euclid(1000);
         match e {
             EdgeError::Refused(EdgeRefusal::Cloned) => Error::EdgeCloned {
-                message: format!("no id is made: {}", r.cloned.as_deref().unwrap_or_default()),
+                message: words::edge_cloned(r.cloned.as_deref().unwrap_or_default()),
                 detail: None,
                 hint: None,
             },
@@ -692,11 +681,7 @@ impl<'c> EdgeStore<'c> {
     ) -> Result<Option<EdgeGrant>, Error> {
         self.outside_sqlite_transaction()?;
         let r = self.row()?.ok_or_else(|| Error::Edge {
-            message: format!(
-                "this store holds no {} grant on device '{}'",
-                self.kind.sql(),
-                self.device
-            ),
+            message: words::edge_no_grant_to_sync(self.kind.sql(), &self.device),
         })?;
         let renew_ms = renew.map(lease_ms).transpose()?;
         // This report's number, kept in the file until its reply arrives: when the reply is
@@ -814,10 +799,7 @@ impl<'c> EdgeStore<'c> {
                 let detail = db.and_then(|d| d.detail()).map(str::to_string);
                 let hint = db.and_then(|d| d.hint()).map(str::to_string);
                 // Kept as the Python client keeps it: the message, then the DETAIL.
-                let kept = match &detail {
-                    Some(d) => format!("{message} (DETAIL: {d})"),
-                    None => message.clone(),
-                };
+                let kept = words::edge_kept(&message, detail.as_deref());
                 self.db
                     .execute(
                         "UPDATE pg_idgen_edge SET cloned = ?1 WHERE kind = ?2",

@@ -2,6 +2,7 @@
 //! the core's, as the server shows them (`idgen_core::words`: the message, then `": "` and the
 //! DETAIL); only the registry's and the grant-bound generators' errors are worded here.
 
+use crate::words;
 use idgen_core::base32hex::DecodeError;
 use idgen_core::grant::GrantError;
 use idgen_core::rapkey::{Given, RapkeyError};
@@ -86,16 +87,14 @@ pub struct EdgeWindow {
 
 impl fmt::Display for EdgeWindow {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "grant {} ({} slot {}, window {} to {}) on device '{}'",
+        f.write_str(&words::edge_grant(
             self.grant_id,
             self.kind,
             self.slot,
-            utc(self.lo_us.div_euclid(1000)),
-            utc(self.hi_us.div_euclid(1000)),
-            self.device
-        )
+            self.lo_us,
+            self.hi_us,
+            &self.device,
+        ))
     }
 }
 
@@ -264,97 +263,37 @@ impl fmt::Display for Error {
         if let Some(words) = self.words() {
             return fmt::Display::fmt(&words, f);
         }
-        match self {
-            Error::Grant(e) => grant_message(f, e),
-            Error::Registry { sqlstate, message } => match sqlstate {
-                Some(code) => write!(f, "writer registry: {message} (SQLSTATE {code})"),
-                None => write!(f, "writer registry: {message}"),
-            },
-            Error::RegistryUnavailable { message } => {
-                write!(f, "writer registry unavailable: {message}")
+        let text = match self {
+            Error::Grant(e) => return grant_message(f, e),
+            Error::Registry { sqlstate, message } => words::registry(message, sqlstate.as_deref()),
+            Error::RegistryUnavailable { message } => words::unavailable(message),
+            Error::Closed => words::CLOSED.to_string(),
+            Error::Forked => words::FORKED.to_string(),
+            Error::Edge { message } => words::edge(message),
+            Error::EdgeClockBeforeWindow { clock_ms, grant } => {
+                words::edge_clock_before_window(*clock_ms, &grant.to_string())
             }
-            Error::Closed => f.write_str("the grant-bound generator is closed"),
-            Error::Forked => f.write_str(
-                "a grant-bound generator was used in a child process made by fork(): the grant is the parent's; make a new Registry in the child",
-            ),
-            Error::Edge { message } => write!(f, "edge store: {message}"),
-            Error::EdgeClockBeforeWindow { clock_ms, grant } => write!(
-                f,
-                "the device clock reads {}, before the window of {grant}: no id is made; set the clock right (was it reset?)",
-                utc(*clock_ms)
-            ),
             Error::EdgeWindowEnded {
                 clock_ms,
                 grant,
                 used_up: false,
                 ..
-            } => write!(
-                f,
-                "the device clock reads {}, at or after the end of the window of {grant}: no id is made; sync with the registry to renew it",
-                utc(*clock_ms)
-            ),
+            } => words::edge_window_ended(*clock_ms, &grant.to_string()),
             Error::EdgeWindowEnded {
                 clock_ms,
                 grant,
                 used_up: true,
                 last_id_us,
-            } => write!(
-                f,
-                "the ids of the window of {grant} are used up (the last is of {}; the device clock reads {}): no id is made; sync to renew it",
-                last_id_us.map_or_else(|| "none".to_string(), |us| utc(us.div_euclid(1000))),
-                utc(*clock_ms)
-            ),
+            } => words::edge_used_up(&grant.to_string(), *last_id_us, *clock_ms),
             Error::EdgeCloned {
                 message,
                 detail,
                 hint,
-            } => {
-                f.write_str(message)?;
-                if let Some(detail) = detail {
-                    write!(f, " (DETAIL: {detail})")?;
-                }
-                if let Some(hint) = hint {
-                    write!(f, " (HINT: {hint})")?;
-                }
-                Ok(())
-            }
+            } => words::edge_device_conflict(message, detail.as_deref(), hint.as_deref()),
             _ => unreachable!("worded by the core"),
-        }
+        };
+        f.write_str(&text)
     }
-}
-
-/// Seconds with one decimal, from milliseconds.
-fn seconds(ms: i64) -> String {
-    let tenths = (ms.unsigned_abs() + 50) / 100;
-    format!(
-        "{}{}.{} s",
-        if ms < 0 { "-" } else { "" },
-        tenths / 10,
-        tenths % 10
-    )
-}
-
-/// A unix millisecond as `YYYY-MM-DD HH:MM:SS.mmm UTC` (proleptic Gregorian calendar).
-pub(crate) fn utc(unix_ms: i64) -> String {
-    let days = unix_ms.div_euclid(86_400_000);
-    let ms = unix_ms.rem_euclid(86_400_000);
-    // Days to civil date (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{:03} UTC",
-        ms / 3_600_000,
-        ms / 60_000 % 60,
-        ms / 1000 % 60,
-        ms % 1000
-    )
 }
 
 fn grant_message(f: &mut fmt::Formatter<'_>, e: &GrantError) -> fmt::Result {
@@ -363,22 +302,15 @@ fn grant_message(f: &mut fmt::Formatter<'_>, e: &GrantError) -> fmt::Result {
             behind_ms,
             window_start_unix_ms,
             max_wait_ms,
-        } => write!(
-            f,
-            "the clock is {} behind the grant's window, which starts at {} (the generator waits up to {}): is this machine's clock behind the database server's?",
-            seconds(behind_ms),
-            utc(window_start_unix_ms),
-            seconds(max_wait_ms)
-        ),
+        } => f.write_str(&words::clock_before_window(
+            behind_ms,
+            window_start_unix_ms,
+            max_wait_ms,
+        )),
         GrantError::ClockAfterWindow {
             ahead_ms,
             window_end_unix_ms,
-        } => write!(
-            f,
-            "the grant's window ended at {} and renewing it did not move its end: the clock is {} ahead of it (is this machine's clock ahead of the database server's?)",
-            utc(window_end_unix_ms),
-            seconds(ahead_ms)
-        ),
+        } => f.write_str(&words::clock_ahead_of_window(ahead_ms, window_end_unix_ms)),
         GrantError::SlotOutOfRange { slot, max } => write!(
             f,
             "the registry granted slot {slot}, outside the range 0 .. {max}"

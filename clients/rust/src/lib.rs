@@ -37,6 +37,12 @@ mod serde_ext;
 pub mod snowflake;
 #[cfg(feature = "sqlx")]
 mod sqlx_ext;
+// Some words are the registry's or the edge store's only (features).
+#[cfg_attr(
+    not(all(feature = "postgres", feature = "sqlx", feature = "edge")),
+    allow(dead_code)
+)]
+mod words;
 mod xid;
 
 pub use edition::Edition;

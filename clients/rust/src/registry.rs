@@ -48,7 +48,7 @@ pub use blocking::{tcp_timeouts, GrantedSnowflake, GrantedXid, Registry};
 #[cfg(feature = "sqlx")]
 pub use nonblocking::{AsyncGrantedSnowflake, AsyncGrantedXid, AsyncRegistry};
 
-use crate::{Error, Xid};
+use crate::{words, Error, Xid};
 use idgen_core::grant::{GrantError, GrantStep, SnowflakeGrant, Window, XidGrant};
 use idgen_core::xid::LocalCounter;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -253,10 +253,7 @@ pub(crate) fn moment_or_never(param: usize) -> String {
 /// cannot read: the error says which version the registry needs.
 pub(crate) fn server_refusal(sqlstate: String, message: String) -> Error {
     let message = if sqlstate == "42703" && message.contains("lo_t") {
-        format!(
-            "the writer registry needs the pg_idgen extension 0.7.0 or later \
-             (ALTER EXTENSION pg_idgen UPDATE): {message}"
-        )
+        words::needs_0_7_0(&message)
     } else {
         message
     };
@@ -335,9 +332,7 @@ pub(crate) fn quote_schema(name: &str) -> String {
 pub(crate) fn not_installed() -> Error {
     Error::Registry {
         sqlstate: None,
-        message: "the pg_idgen extension is not installed in this database: CREATE EXTENSION \
-                  pg_idgen (or the portable edition's script)"
-            .into(),
+        message: words::NOT_INSTALLED.into(),
     }
 }
 
@@ -513,29 +508,9 @@ pub(crate) fn unavailable(message: impl Into<String>) -> Error {
     }
 }
 
-/// What an id call could not do: the window that ended (unix ms of its end), or no grant.
-fn no_window(hi_ms: Option<i64>) -> String {
-    match hi_ms {
-        Some(hi) => format!(
-            "the grant's window ended at {} and could not be renewed, so no id is made",
-            crate::error::utc(hi)
-        ),
-        None => "no grant could be acquired, so no id is made".to_string(),
-    }
-}
-
 /// What an id call says when its window ended and no new one came back within `renew_wait`.
 pub(crate) fn window_unrenewed(hi_ms: Option<i64>, renew_wait: Duration) -> Error {
-    unavailable(format!(
-        "{}: the writer registry did not answer within {}",
-        no_window(hi_ms),
-        seconds_text(renew_wait)
-    ))
-}
-
-/// A duration as seconds for a message: `1 s`, `0.25 s`.
-pub(crate) fn seconds_text(d: Duration) -> String {
-    format!("{} s", d.as_secs_f64())
+    unavailable(words::unrenewed(hi_ms, renew_wait))
 }
 
 /// The error an id call returns for a failed renewal it waited for: the registry's refusal as
@@ -543,7 +518,7 @@ pub(crate) fn seconds_text(d: Duration) -> String {
 pub(crate) fn renewal_failed(e: &Error, hi_ms: Option<i64>) -> Error {
     match e {
         Error::RegistryUnavailable { message } => {
-            unavailable(format!("{}: {message}", no_window(hi_ms)))
+            unavailable(words::unreachable_for_id(hi_ms, message))
         }
         other => other.clone(),
     }

@@ -6,6 +6,7 @@ use idgen_core::snowflake;
 use idgen_core::xid::Xid;
 mod common;
 use common::json::{vectors, Json};
+use common::words;
 
 fn nullable_int(o: &Json, key: &str) -> Option<i64> {
     match o.get(key) {
@@ -151,4 +152,30 @@ fn every_trace() {
     }
     let kinds: Vec<&str> = cases.iter().map(|c| c.str("kind")).collect();
     assert!(kinds.contains(&"snowflake") && kinds.contains(&"xid12"));
+}
+
+#[test]
+fn the_words_of_every_face() {
+    let edge = vectors("edge_traces.json");
+    let registry = vectors("registry_errors.json");
+    let Some(Json::Obj(forms)) = registry.get("forms") else {
+        panic!("no forms")
+    };
+    let forms = forms.keys().cloned().collect();
+    let names = words::check(&edge, &["message", "python", "rust"], &forms);
+    // Each refusal has words of its own name, and every face shows it.
+    let Some(Json::Obj(refusals)) = edge.get("refusals") else {
+        panic!("no refusals")
+    };
+    for refusal in refusals.keys() {
+        let entry = edge
+            .arr("words")
+            .iter()
+            .find(|w| w.str("name") == refusal)
+            .unwrap_or_else(|| panic!("no words for the refusal {refusal}"));
+        for face in ["message", "python", "rust"] {
+            assert!(entry.opt_str(face).is_some(), "{refusal}: no {face} words");
+        }
+    }
+    assert!(names.iter().any(|n| n == "grant"));
 }

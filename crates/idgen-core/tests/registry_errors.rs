@@ -6,8 +6,10 @@
 mod common;
 
 use common::json::{vectors, Json};
+use common::words;
 use idgen_core::pgtime;
 use idgen_core::registry::RegistryCondition;
+use std::collections::BTreeSet;
 
 #[test]
 fn every_condition_by_its_sqlstate() {
@@ -58,6 +60,59 @@ fn fenced_messages_name_the_fences_end() {
             until.and_then(pgtime::format_utc_micros).as_deref(),
             case.opt_str("until"),
             "{message:?}"
+        );
+    }
+}
+
+/// The forms the words' templates may use (`forms`), each with its examples.
+fn forms(doc: &Json) -> BTreeSet<String> {
+    let Some(Json::Obj(forms)) = doc.get("forms") else {
+        panic!("no forms")
+    };
+    for (form, spec) in forms {
+        assert!(!spec.str("meaning").is_empty(), "{form}");
+        if form == "at" {
+            for face in ["message", "python", "typescript", "rust"] {
+                assert!(spec.opt_str(face).is_some(), "at: no {face} example");
+            }
+        } else {
+            let examples = match spec.get("examples_ms") {
+                Some(_) => spec.arr("examples_ms"),
+                None => spec.arr("examples"),
+            };
+            assert!(!examples.is_empty(), "{form}: no examples");
+        }
+    }
+    forms.keys().cloned().collect()
+}
+
+#[test]
+fn the_words_of_every_face() {
+    let doc = vectors("registry_errors.json");
+    assert!(!doc.str("words_format").is_empty());
+    let names = words::check(
+        &doc,
+        &["message", "python", "typescript", "rust"],
+        &forms(&doc),
+    );
+    // The registry's refusals as shown, its unavailability, and the clock errors of the
+    // generators: what the Java and Go clients show too.
+    for name in [
+        "server_refusal",
+        "not_installed",
+        "unreachable",
+        "no_answer",
+        "window_unrenewed",
+        "clock_before_window",
+        "clock_ahead_of_window",
+    ] {
+        assert!(names.iter().any(|n| n == name), "no words for {name}");
+    }
+    for entry in doc.arr("words") {
+        assert!(
+            entry.opt_str("message").is_some(),
+            "{}: no words for the new clients",
+            entry.str("name")
         );
     }
 }

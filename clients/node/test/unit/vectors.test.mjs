@@ -10,6 +10,7 @@ import {
   snowflakeWorker, snowflakeSequence, snowflakeUnixMs, RegistryError, RegistryFenced, registryErrorOf, fencedUntil,
 } from '../../dist/index.js';
 import { EDITION_QUERY } from '../../dist/catalog.js';
+import * as protocol from '../../dist/protocol.js';
 
 const DIR = fileURLToPath(new URL('../../../../tests/vectors/', import.meta.url));
 
@@ -242,6 +243,70 @@ function runRegistryErrors(d) {
     assert.equal(got(new RegistryFenced(f.message).until), want);
     n++;
   }
+  return n + runWords(d);
+}
+
+// The words of the registry's and the generators' errors (face `typescript`): every template,
+// rendered with sample values, is what protocol.ts says for them; then a few errors raised.
+const PLACEHOLDER = /\{(\w+)(?::(\w+))?\}/g;
+const FORMS = {
+  at: (ms) => new Date(ms).toISOString(), s: (v) => String(v), s1: (v) => v.toFixed(1),
+  s3: (v) => v.toFixed(3), int: (v) => String(v), '': (v) => String(v),
+};
+const renderWords = (t, values) => t.replace(PLACEHOLDER, (_m, name, form) => FORMS[form ?? ''](values[name]));
+// Each entry's function in protocol.ts (its placeholders in the template's order).
+const WORD_FUNCTIONS = {
+  server_refusal: 'serverRefusal', server_refusal_no_detail: 'serverRefusalNoDetail', needs_0_7_0: 'needs070',
+  not_installed: 'notInstalled', closed: 'closed', unreachable: 'unreachable', no_answer: 'noAnswer',
+  window_unrenewed: 'windowUnrenewed', grant_unacquired: 'grantUnacquired', window_unreachable: 'windowUnreachable',
+  grant_unreachable: 'grantUnreachable', grant_lost_again: 'grantLostAgain', clock_before_window: 'clockBeforeWindow',
+  clock_behind_server: 'clockBehindServer', clock_never_reached: 'clockNeverReached',
+  clock_ahead_of_window: 'clockAheadOfWindow',
+};
+// The order of each function's arguments, where it is not the template's.
+const ARGUMENTS = {
+  clock_before_window: ['behind', 'start', 'kind', 'slot', 'max_wait'],
+  clock_ahead_of_window: ['ahead', 'now', 'past', 'hi', 'lease'],
+};
+
+function runWords(d) {
+  const at = d.forms.at;
+  assert.equal(FORMS.at(1800000000500), at.typescript);
+  for (const form of ['s', 's1', 's3']) {
+    for (const [ms, shown] of d.forms[form].examples_ms) assert.equal(FORMS[form](ms / 1000), shown, `${form} ${ms}`);
+  }
+  for (const [v, shown] of d.forms.int.examples) assert.equal(FORMS.int(v), shown);
+  let n = 0;
+  for (const w of d.words) {
+    const fn = WORD_FUNCTIONS[w.name];
+    if (w.typescript === null) {
+      assert.equal(fn, undefined, `${w.name}: the vectors say this client has no such error`);
+      continue;
+    }
+    assert.ok(fn && typeof protocol[fn] === 'function', `no words for ${w.name}`);
+    const spots = [...w.typescript.matchAll(PLACEHOLDER)];
+    const values = {};
+    spots.forEach(([, name, form], i) => {
+      assert.ok(name in w.placeholders, `${w.name}: ${name} is not declared`);
+      values[name] = { at: 1800000000500 + 1000 * i, s: 1.5 + i, s1: 1.26 + i, s3: 12.3456 + i, int: 7 + i }[form] ?? `<${name}>`;
+    });
+    const args = (ARGUMENTS[w.name] ?? spots.map(([, name]) => name)).map((name) => values[name]);
+    assert.equal(protocol[fn](...args), renderWords(w.typescript, values), w.name);
+    n++;
+  }
+  assert.equal(n, Object.keys(WORD_FUNCTIONS).length);
+  // Raised: the state machine's clock_before_window and a server refusal.
+  const words = Object.fromEntries(d.words.map((w) => [w.name, w.typescript]));
+  const st = new SnowflakeGrantState(1288834974657, 5000);
+  st.bind(5, 411165025343, 411165625343);
+  assert.throws(() => st.step(1699999994999), (e) => e instanceof ClockBeforeWindow && e.message === renderWords(
+    words.clock_before_window, { behind: 5.001, start: 1700000000000, kind: 'snowflake', slot: 5, max_wait: 5 }));
+  const xs = new XidGrantState({ pid: 1, counterStart: 0, maxWait: 5 });
+  xs.bind(66051, 1700000000, 1700000600);
+  assert.throws(() => xs.step(1699999994), (e) => e.message === renderWords(
+    words.clock_before_window, { behind: 6, start: 1700000000000, kind: 'xid12', slot: 66051, max_wait: 5 }));
+  const e = registryErrorOf({ code: '42703', message: 'column "lo_t" does not exist', severity: 'ERROR' });
+  assert.equal(e.message, renderWords(words.needs_0_7_0, { message: 'column "lo_t" does not exist' }));
   return n;
 }
 

@@ -20,11 +20,11 @@ import sqlite3
 import time as _time
 from typing import Callable, NamedTuple, Optional, TypeVar, Union
 
+from . import _words
 from ._grant import DeviceConflict, RegistryError
 from ._registry import (
     _extension_schema,
     _id_time_us,
-    _iso_us,
     _lease_param,
     _server_error,
     _statements,
@@ -84,7 +84,7 @@ class EdgeCloned(EdgeError, DeviceConflict):
     sqlstate = "23505"
 
     def __init__(self, message: str, detail: Optional[str] = None, hint: Optional[str] = None):
-        super().__init__(message + (f" (DETAIL: {detail})" if detail else ""))
+        super().__init__(_words.edge_device_conflict(message, detail))
         self.detail, self.hint = detail, hint
 
 
@@ -142,8 +142,7 @@ class EdgeStore:
         """enrol and sync commit their own writes: inside the caller's transaction they would
         commit its unfinished rows and marks with them, even when the server call then fails."""
         if self.db.in_transaction:
-            raise EdgeError("the SQLite connection is inside a transaction: enrol and sync commit "
-                            "their writes to the file themselves; call them outside one")
+            raise EdgeError(_words.edge_sqlite_in_transaction())
 
     def _row(self):
         return self.db.execute(f"SELECT {_COLUMNS} FROM pg_idgen_edge WHERE kind = ?",
@@ -160,8 +159,7 @@ class EdgeStore:
                          last, _moment(r[9]))
 
     def _what(self, r) -> str:
-        return (f"grant {r[0]} ({self.kind} slot {r[2]}, window {_iso_us(r[3])} to "
-                f"{_iso_us(r[4])}) on device {self.device!r}")
+        return _words.edge_grant(r[0], self.kind, r[2], r[3], r[4], self.device)
 
     # --- enrolment ----------------------------------------------------------------------
     def enrol(self, pg_conn, writer: Optional[str] = None, lease=_dt.timedelta(days=28),
@@ -173,8 +171,7 @@ class EdgeStore:
         self._outside_sqlite_transaction()
         r = self._row()
         if r is not None and r[10] is None and self._now_us() < r[4]:
-            raise EdgeError(f"this store already holds {self._what(r)}: sync it, or release it "
-                            f"with sync(pg_conn, renew=None), before enrolling again")
+            raise EdgeError(_words.edge_already_enrolled(self._what(r)))
         writer = writer or self.device
         g = self._server(pg_conn, lambda sql: pg_conn.execute(
             sql["acquire"], (self.kind, writer, _lease_param(lease), pool),
@@ -203,20 +200,15 @@ class EdgeStore:
         while True:
             r = self._row()
             if r is None:
-                raise EdgeError(f"this store holds no {self.kind} grant on device "
-                                f"{self.device!r}: enrol it first")
+                raise EdgeError(_words.edge_no_grant(self.kind, self.device))
             grant_id, _, slot, lo_us, hi_us, epoch_ms, _, _, last, last_us, cloned, _ = r
             if cloned is not None:
-                raise EdgeCloned(f"no id is made: {cloned}")
+                raise EdgeCloned(_words.edge_cloned(cloned))
             now_us = self._now_us()
             if now_us < lo_us:
-                raise EdgeClockBeforeWindow(
-                    f"the device clock reads {_iso_us(now_us)}, before the window of "
-                    f"{self._what(r)}: no id is made; set the clock right (was it reset?)")
+                raise EdgeClockBeforeWindow(_words.edge_clock_before_window(now_us, self._what(r)))
             if now_us >= hi_us:
-                raise EdgeWindowEnded(
-                    f"the device clock reads {_iso_us(now_us)}, at or after the end of the window "
-                    f"of {self._what(r)}: no id is made; sync with the registry to renew it")
+                raise EdgeWindowEnded(_words.edge_window_ended(now_us, self._what(r)))
             if self.kind == "xid12":
                 n, t = self._next_xid(slot, now_us, last)
                 new = _bytes_new(Xid, n.to_bytes(BYTES, "big"))
@@ -225,9 +217,7 @@ class EdgeStore:
                 new, t = self._next_snowflake(slot, epoch_ms, now_us, last)
                 stored = new
             if t >= hi_us:
-                raise EdgeWindowEnded(
-                    f"the ids of the window of {self._what(r)} are used up (the last is of "
-                    f"{_iso_us(last_us)}): no id is made; sync to renew it")
+                raise EdgeWindowEnded(_words.edge_used_up(self._what(r), last_us))
             # Compare-and-set: another connection to the file that moved the mark or shrank the
             # window (a release) in between makes this one read it again (or wait for its
             # lock), never reuse a mark or make an id past a window's new end.
@@ -283,7 +273,7 @@ class EdgeStore:
         self._outside_sqlite_transaction()
         r = self._row()
         if r is None:
-            raise EdgeError(f"this store holds no {self.kind} grant on device {self.device!r}")
+            raise EdgeError(_words.edge_no_grant_to_sync(self.kind, self.device))
         grant_id, token, _, _, _, _, _, syncs, _, last_us, _, attempt = r
         last_time = _moment(last_us)
         if attempt is None:
@@ -330,8 +320,7 @@ class EdgeStore:
         import psycopg
 
         if pg_conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            raise EdgeError("the PostgreSQL connection is inside a transaction: an edge store "
-                            "commits its registry calls itself")
+            raise EdgeError(_words.edge_postgres_in_transaction())
         try:
             with pg_conn.transaction():
                 return run(_statements(_extension_schema(pg_conn)))

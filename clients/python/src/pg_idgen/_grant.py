@@ -29,6 +29,7 @@ from ._snowflake import (
     _WORKER_SHIFT,
     snowflake_step,
 )
+from . import _words
 from ._xid import MAX_COUNTER, MAX_MACHINE, MAX_PID, xid_step
 
 __all__ = [
@@ -200,10 +201,6 @@ class ClockAheadOfWindow(ClockOutsideWindow):
     than a lease ahead of the registry server's)."""
 
 
-def _iso_ms(unix_ms: int) -> str:
-    return (_EPOCH + _dt.timedelta(milliseconds=unix_ms)).isoformat(timespec="milliseconds")
-
-
 class SnowflakeGrantState:
     """The grant-bound Snowflake state machine. Times: ``now`` in unix ms; ``lo``, ``hi`` in
     ms since ``epoch_ms``; ``max_wait`` in ms: how far a clock before the window, or stepped
@@ -252,11 +249,9 @@ class SnowflakeGrantState:
         if t < self.lo:
             if self.lo - t <= self.max_wait:
                 return None, self.epoch_ms + self.lo
-            raise ClockBeforeWindow(
-                f"the clock is {(self.lo - t) / 1000:.1f} s behind the grant's window, which "
-                f"starts at {_iso_ms(self.epoch_ms + self.lo)} (snowflake slot {self.slot}); "
-                f"a writer waits at most {self.max_wait / 1000:g} s for its window"
-            )
+            raise ClockBeforeWindow(_words.clock_before_window(
+                (self.lo - t) / 1000, (self.epoch_ms + self.lo) * 1000, "snowflake", self.slot,
+                self.max_wait / 1000))
         id, wait = snowflake_step(self.last, now, self.epoch_ms, self._worker_bits,
                                   self.max_backward_ms)
         if id is None:
@@ -313,11 +308,8 @@ class XidGrantState:
         if t < self.lo:
             if self.lo - t <= self.max_wait:
                 return None, self.lo
-            raise ClockBeforeWindow(
-                f"the clock is {self.lo - now:.1f} s behind the grant's window, which starts at "
-                f"{_iso_ms(self.lo * 1000)} (xid12 slot {self.slot}); a writer waits at most "
-                f"{self.max_wait:g} s for its window"
-            )
+            raise ClockBeforeWindow(_words.clock_before_window(
+                self.lo - now, self.lo * 1_000_000, "xid12", self.slot, self.max_wait))
         counter = self.counter
         n = xid_step(self.last, t, self._middle | counter)
         if n >> 64 >= self.hi:

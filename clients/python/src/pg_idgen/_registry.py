@@ -43,6 +43,7 @@ from ._grant import (
     SnowflakeGrantState,
     XidGrantState,
 )
+from . import _words
 from ._snowflake import (
     _TIMESTAMP_SHIFT,
     snowflake_parts,
@@ -77,8 +78,7 @@ def _default_writer() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def _iso_us(unix_us: int) -> str:
-    return (_EPOCH + _dt.timedelta(microseconds=unix_us)).isoformat(timespec="milliseconds")
+_iso_us = _words.iso_us
 
 
 class Grant:
@@ -195,7 +195,7 @@ class Registry:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise RegistryError("the writer registry is closed")
+            raise RegistryError(_words.closed())
 
     # --- closing ------------------------------------------------------------------------
     def close(self) -> None:
@@ -275,8 +275,7 @@ class Registry:
         import psycopg
 
         if not self._conn_lock.acquire(timeout=self.timeout):
-            raise RegistryUnavailable(f"the writer registry could not be reached: another call "
-                                      f"to it has not come back within {self.timeout:g} s")
+            raise RegistryUnavailable(_words.busy(self.timeout))
         try:
             for attempt in (1, 2):
                 watchdog = None
@@ -302,11 +301,9 @@ class Registry:
                         except Exception:
                             pass
                     if fired:  # no answer within the bound: a dead link, not a stale session
-                        raise RegistryUnavailable(
-                            f"the writer registry could not be reached: no answer within "
-                            f"{self.timeout:g} s, the connection was abandoned") from e
+                        raise RegistryUnavailable(_words.no_answer(self.timeout)) from e
                     if attempt == 2:
-                        raise RegistryUnavailable(f"the writer registry could not be reached: {e}") from e
+                        raise RegistryUnavailable(_words.unreachable(e)) from e
         finally:
             self._conn_lock.release()
 
@@ -436,8 +433,7 @@ def _extension_schema(conn) -> str:
 
     row = conn.execute(EDITION_QUERY, prepare=False).fetchone()
     if row is None:
-        raise RegistryError("the pg_idgen extension is not installed in this database: "
-                            "CREATE EXTENSION pg_idgen (or the portable edition's script)")
+        raise RegistryError(_words.not_installed())
     return psycopg.sql.Identifier(row[3]).as_string(conn)
 
 
@@ -451,13 +447,10 @@ def _server_error(e, acquire: bool = False) -> RegistryError:
     state = e.sqlstate
     diag = e.diag
     primary = diag.message_primary or str(e)
-    msg = primary
-    if diag.message_detail:
-        msg += f" (DETAIL: {diag.message_detail})"
+    msg = _words.server_refusal(primary, diag.message_detail)
     if state == "42703" and "lo_t" in primary:
         # idgen_grant's lo_t, hi_t and server_t are new in 0.7.0: an older extension lacks them.
-        return RegistryError(f"the writer registry needs the pg_idgen extension 0.7.0 or later "
-                             f"(ALTER EXTENSION pg_idgen UPDATE): {primary}", state)
+        return RegistryError(_words.needs_0_7_0(primary), state)
     cls = REGISTRY_ERRORS.get(state, RegistryError)
     if acquire and cls is GrantLost:
         cls = RegistryFenced if primary.startswith("the writer registry grants") else RegistryError
@@ -638,21 +631,19 @@ class _GrantGenerator:
             if self._attempts != attempts and self._error is not None:
                 e = self._error
                 if isinstance(e, RegistryUnavailable):
-                    raise RegistryUnavailable(f"{self._what()}: {e}") from e
+                    raise RegistryUnavailable(f"{self._what()}: {e}") from e  # *_unreachable
                 raise type(e)(str(e), e.sqlstate) from e
             left = deadline - _monotonic()
             if left <= 0:
+                g = self._grant
                 raise RegistryUnavailable(
-                    f"{self._what()}: the writer registry did not answer within "
-                    f"{reg.renew_wait:g} s")
+                    _words.grant_unacquired(reg.renew_wait) if g is None
+                    else _words.window_unrenewed(g.hi_us, reg.renew_wait))
             self._changed.wait(left)
 
     def _what(self) -> str:
         g = self._grant
-        if g is None:
-            return "no grant could be acquired, so no id is made"
-        return (f"the grant's window ended at {_iso_us(g.hi_us)} and could not be renewed, so no "
-                f"id is made")
+        return _words.no_id(None if g is None else g.hi_us)
 
     def _make(self, now):
         """The slow path of making an id: waits, renewals, new grants, errors with offsets."""
@@ -668,16 +659,14 @@ class _GrantGenerator:
                 return value
             if wait is not None:
                 if _monotonic() > waited_until:
-                    raise ClockBeforeWindow(
-                        f"the clock did not reach the grant's window within "
-                        f"{self._registry.max_wait:g} s (it reads {self._iso(now)}, the window "
-                        f"starts at {_iso_us(self._grant.lo_us)})")
+                    raise ClockBeforeWindow(_words.clock_never_reached(
+                        self._registry.max_wait, self._us(now), self._grant.lo_us))
                 self._registry._sleep(max(self._seconds(wait - now), 0.0005))
             else:
                 if tried and self._grant is not None:
                     raise self._ahead(now)
                 if tried:
-                    raise RegistryUnavailable(f"{self._what()}: the grant was lost again")
+                    raise RegistryUnavailable(_words.grant_lost_again())
                 tried = True
                 self._registry._check_open()
                 self._await_window()
@@ -686,19 +675,14 @@ class _GrantGenerator:
     def _ahead(self, now) -> ClockAheadOfWindow:
         g = self._grant
         past = self._seconds(now) - g.hi_us / 1e6
-        return ClockAheadOfWindow(
-            f"the clock is {g.offset_s():.1f} s ahead of the registry server's: it reads "
-            f"{self._iso(now)}, {past:.3f} s past the end of the grant's window "
-            f"({_iso_us(g.hi_us)}) just after renewing it for a lease of {g.lease_s:.1f} s; "
-            f"a writer runs only while its clock is less than a lease ahead of the server's")
+        return ClockAheadOfWindow(_words.clock_ahead_of_window(
+            g.offset_s(), self._us(now), past, g.hi_us, g.lease_s))
 
     def _with_offset(self, e: ClockBeforeWindow) -> ClockBeforeWindow:
         behind = -self._grant.offset_s()
         if behind >= 0:
-            return ClockBeforeWindow(f"the clock is {behind:.1f} s behind the registry server's: {e}")
-        return ClockBeforeWindow(
-            f"the clock is {-behind:.1f} s ahead of the registry server's, but the slot's window "
-            f"starts later still: {e}")
+            return ClockBeforeWindow(_words.clock_behind_server(behind, str(e)))
+        return ClockBeforeWindow(_words.clock_ahead_window_later(-behind, str(e)))
 
     def _background_renew(self) -> None:
         """In the background thread: renews the grant (or, without one, acquires one), with
@@ -804,8 +788,8 @@ class GrantSnowflake(_GrantGenerator):
         return clock_value / 1000
 
     @staticmethod
-    def _iso(clock_value) -> str:
-        return _iso_us(clock_value * 1000)
+    def _us(clock_value) -> int:
+        return clock_value * 1000
 
     def _last_id_time(self, last: int) -> _dt.datetime:
         return _EPOCH + _dt.timedelta(milliseconds=self._state.epoch_ms + (last >> _TIMESTAMP_SHIFT))
@@ -863,8 +847,8 @@ class GrantXid(_GrantGenerator):
         return clock_value
 
     @staticmethod
-    def _iso(clock_value) -> str:
-        return _iso_us(int(clock_value * 1_000_000))
+    def _us(clock_value) -> int:
+        return int(clock_value * 1_000_000)
 
     def _last_id_time(self, last: int) -> _dt.datetime:
         return _EPOCH + _dt.timedelta(seconds=last >> 64)

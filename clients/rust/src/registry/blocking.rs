@@ -9,11 +9,11 @@
 
 use super::{
     acquire_sql, is_lost, not_installed, opt_lease_ms, quote_schema, release_sql, renew_sql,
-    renewal_failed, seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef,
-    GrantRow, Settings, SnowflakeCore, XidCore, SCHEMA_COLUMN, SCHEMA_SQL,
+    renewal_failed, unavailable, wait_for, window_unrenewed, Core, GrantRef, GrantRow, Settings,
+    SnowflakeCore, XidCore, SCHEMA_COLUMN, SCHEMA_SQL,
 };
 use super::{system_time, system_time_us};
-use crate::{Error, Xid};
+use crate::{words, Error, Xid};
 use idgen_core::grant::GrantStep;
 use postgres::types::{ToSql, Type};
 use std::fmt;
@@ -31,10 +31,7 @@ pub(crate) fn registry_error(e: postgres::Error) -> Error {
     match e.as_db_error() {
         Some(db) => super::server_refusal(
             db.code().code().to_string(),
-            match db.detail() {
-                Some(detail) => format!("{}: {detail}", db.message()),
-                None => db.message().to_string(),
-            },
+            words::refusal_message(db.message(), db.detail()),
         ),
         None => Error::Registry {
             sqlstate: e.code().map(|c| c.code().to_string()),
@@ -52,7 +49,7 @@ fn statement_error(e: postgres::Error) -> Error {
             .as_deref()
             .is_some_and(|c| c.starts_with("08") || c.starts_with("57P"));
     if broken {
-        unavailable(format!("the writer registry could not be reached: {e}"))
+        unavailable(words::unreachable(&e))
     } else {
         registry_error(e)
     }
@@ -213,10 +210,7 @@ impl Inner {
             while slot.busy {
                 let now = Instant::now();
                 if now >= deadline {
-                    return Err(unavailable(format!(
-                        "the writer registry could not be reached: another call to it has not come back within {}",
-                        seconds_text(timeout)
-                    )));
+                    return Err(unavailable(words::busy(timeout)));
                 }
                 slot = self
                     .slot_free
@@ -251,10 +245,7 @@ impl Inner {
             Err(_) => {
                 // Abandoned: its thread keeps the connection until the statement fails.
                 self.give_back(None);
-                Err(unavailable(format!(
-                    "the writer registry could not be reached: no answer within {}, the connection was abandoned",
-                    seconds_text(timeout)
-                )))
+                Err(unavailable(words::no_answer(timeout)))
             }
         }
     }

@@ -6,10 +6,10 @@
 
 use super::{
     acquire_sql, is_lost, not_installed, opt_lease_ms, quote_schema, release_sql, renew_sql,
-    renewal_failed, seconds_text, unavailable, wait_for, window_unrenewed, Core, GrantRef,
-    GrantRow, Settings, SnowflakeCore, XidCore, SCHEMA_COLUMN, SCHEMA_SQL,
+    renewal_failed, unavailable, wait_for, window_unrenewed, Core, GrantRef, GrantRow, Settings,
+    SnowflakeCore, XidCore, SCHEMA_COLUMN, SCHEMA_SQL,
 };
-use crate::{Error, Xid};
+use crate::{words, Error, Xid};
 use idgen_core::grant::GrantStep;
 use sqlx::postgres::{PgDatabaseError, PgPool, PgRow};
 use sqlx::Row;
@@ -78,10 +78,7 @@ fn registry_error(e: sqlx::Error) -> Error {
         let detail = db
             .try_downcast_ref::<PgDatabaseError>()
             .and_then(PgDatabaseError::detail);
-        let message = match detail {
-            Some(detail) => format!("{}: {detail}", db.message()),
-            None => db.message().to_string(),
-        };
+        let message = words::refusal_message(db.message(), detail);
         return match db.code() {
             Some(code) => super::server_refusal(code.into_owned(), message),
             None => Error::Registry {
@@ -96,9 +93,7 @@ fn registry_error(e: sqlx::Error) -> Error {
         | sqlx::Error::Protocol(_)
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
-        | sqlx::Error::WorkerCrashed => {
-            unavailable(format!("the writer registry could not be reached: {e}"))
-        }
+        | sqlx::Error::WorkerCrashed => unavailable(words::unreachable(&e)),
         other => Error::Registry {
             sqlstate: None,
             message: other.to_string(),
@@ -126,10 +121,7 @@ impl Inner {
     ) -> Result<T, Error> {
         match tokio::time::timeout_at(deadline.into(), work).await {
             Ok(result) => result,
-            Err(_) => Err(unavailable(format!(
-                "the writer registry could not be reached: no answer within {}, the statement was abandoned",
-                seconds_text(self.settings.timeout)
-            ))),
+            Err(_) => Err(unavailable(words::no_answer_async(self.settings.timeout))),
         }
     }
 

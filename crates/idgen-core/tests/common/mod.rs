@@ -1,1 +1,3 @@
 pub mod json;
+#[allow(dead_code)]
+pub mod words;

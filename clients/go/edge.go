@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/rs/xid"
 )
@@ -33,8 +34,9 @@ func (e *EdgeWindowEnded) Unwrap() error       { return e.RegistryError }
 
 // EdgeStore keeps one kind's grant and high-water mark in the table pg_idgen_edge.
 type EdgeStore struct {
-	db   *sql.DB
-	kind string
+	db     *sql.DB
+	kind   string
+	device string
 	// Pid and Counter give what an id with no mark takes (the process id's low 16 bits, a
 	// random counter); xid12 only.
 	Pid     func() int
@@ -48,15 +50,15 @@ type EdgeID struct {
 	IDTimeUs  int64
 }
 
-// NewEdgeStore creates the table when missing.
-func NewEdgeStore(ctx context.Context, db *sql.DB, kind string) (*EdgeStore, error) {
+// NewEdgeStore creates the table when missing; device names this device in reports and errors.
+func NewEdgeStore(ctx context.Context, db *sql.DB, kind, device string) (*EdgeStore, error) {
 	if kind != "xid12" && kind != "snowflake" {
 		return nil, fmt.Errorf("an edge store's kind is xid12 or snowflake, not %q", kind)
 	}
 	if _, err := db.ExecContext(ctx, EdgeTable); err != nil {
 		return nil, err
 	}
-	return &EdgeStore{db: db, kind: kind}, nil
+	return &EdgeStore{db: db, kind: kind, device: device}, nil
 }
 
 // Enrol stores a grant of the edge pool (Registry grants, or a row of idgen_acquire).
@@ -70,6 +72,7 @@ func (s *EdgeStore) Enrol(ctx context.Context, g *Grant, writer string) error {
 }
 
 type edgeRow struct {
+	grantID          int64
 	slot, loUs, hiUs int64
 	epochMs, lastUs  sql.NullInt64
 	lastID           any
@@ -94,10 +97,10 @@ func (s *EdgeStore) NextID(ctx context.Context, nowUs int64) (EdgeID, error) {
 // with the new mark (a device killed mid-batch never repeats a committed id).
 func (s *EdgeStore) NextIDTx(ctx context.Context, tx *sql.Tx, nowUs int64) (EdgeID, error) {
 	var r edgeRow
-	err := tx.QueryRowContext(ctx, `SELECT slot, lo_us, hi_us, epoch_ms, last_id, last_id_us, cloned FROM pg_idgen_edge WHERE kind = ?`, s.kind).
-		Scan(&r.slot, &r.loUs, &r.hiUs, &r.epochMs, &r.lastID, &r.lastUs, &r.cloned)
+	err := tx.QueryRowContext(ctx, `SELECT grant_id, slot, lo_us, hi_us, epoch_ms, last_id, last_id_us, cloned FROM pg_idgen_edge WHERE kind = ?`, s.kind).
+		Scan(&r.grantID, &r.slot, &r.loUs, &r.hiUs, &r.epochMs, &r.lastID, &r.lastUs, &r.cloned)
 	if errors.Is(err, sql.ErrNoRows) {
-		return EdgeID{}, &RegistryError{Message: "this edge store holds no " + s.kind + " grant: enrol first"}
+		return EdgeID{}, &EdgeError{&RegistryError{Message: say("edge", "no_grant", map[string]any{"kind": s.kind, "device": s.device})}}
 	}
 	if err != nil {
 		return EdgeID{}, err
@@ -114,19 +117,25 @@ func (s *EdgeStore) NextIDTx(ctx context.Context, tx *sql.Tx, nowUs int64) (Edge
 	return id, err
 }
 
-func edgeRefusal(format string, args ...any) *RegistryError {
-	return &RegistryError{Message: fmt.Sprintf(format, args...)}
+func edgeRefusal(name string, values map[string]any) *RegistryError {
+	return &RegistryError{Message: say("edge", name, values)}
+}
+
+func (s *EdgeStore) grantWords(r edgeRow) string {
+	return say("edge", "grant", map[string]any{"grant_id": r.grantID, "kind": s.kind, "slot": r.slot,
+		"lo": time.UnixMicro(r.loUs), "hi": time.UnixMicro(r.hiUs), "device": s.device})
 }
 
 // rule is the offline rule (docs/formats.md §10).
 func (s *EdgeStore) rule(r edgeRow, nowUs int64) (EdgeID, error) {
+	now := time.UnixMicro(nowUs)
 	switch {
 	case r.cloned.Valid:
-		return EdgeID{}, &EdgeCloned{edgeRefusal("this device's %s grant is used by another device, so it makes no id: %s", s.kind, r.cloned.String)}
+		return EdgeID{}, &EdgeCloned{edgeRefusal("cloned", map[string]any{"kept": r.cloned.String})}
 	case nowUs < r.loUs:
-		return EdgeID{}, &EdgeClockBeforeWindow{edgeRefusal("the clock (%d unix µs) is before the %s grant's window, which starts at %d unix µs", nowUs, s.kind, r.loUs)}
+		return EdgeID{}, &EdgeClockBeforeWindow{edgeRefusal("clock_before_window", map[string]any{"now": now, "grant": s.grantWords(r)})}
 	case nowUs >= r.hiUs:
-		return EdgeID{}, &EdgeWindowEnded{edgeRefusal("the %s grant's window ended at %d unix µs: sync to renew it", s.kind, r.hiUs), false}
+		return EdgeID{}, &EdgeWindowEnded{edgeRefusal("window_ended", map[string]any{"now": now, "grant": s.grantWords(r)}), false}
 	}
 	var out EdgeID
 	if s.kind == "xid12" {
@@ -172,7 +181,7 @@ func (s *EdgeStore) rule(r edgeRow, nowUs int64) (EdgeID, error) {
 		out.IDTimeUs = (epoch + id>>22) * 1000
 	}
 	if out.IDTimeUs >= r.hiUs {
-		return EdgeID{}, &EdgeWindowEnded{edgeRefusal("the %s grant's ids up to its window's end (%d unix µs) are used up: sync to renew it", s.kind, r.hiUs), true}
+		return EdgeID{}, &EdgeWindowEnded{edgeRefusal("used_up", map[string]any{"grant": s.grantWords(r), "last": time.UnixMicro(r.lastUs.Int64), "now": now}), true}
 	}
 	return out, nil
 }

@@ -24,7 +24,7 @@ func TestEdgeStoreVector(t *testing.T) {
 		t.Fatal("the edge table or enrolment differs from tests/vectors/edge_store.json")
 	}
 	db := openSQLite(t)
-	if _, err := NewEdgeStore(context.Background(), db, "xid12"); err != nil {
+	if _, err := NewEdgeStore(context.Background(), db, "xid12", "test-device"); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := db.Query(`SELECT name FROM pragma_table_info('pg_idgen_edge') ORDER BY cid`)
@@ -69,7 +69,7 @@ func TestEdgeTraces(t *testing.T) {
 	for _, c := range v.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			db := openSQLite(t)
-			s, err := NewEdgeStore(ctx, db, c.Kind)
+			s, err := NewEdgeStore(ctx, db, c.Kind, "trace-device")
 			if err != nil {
 				t.Fatal(err)
 			}

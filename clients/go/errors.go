@@ -3,6 +3,7 @@ package idgen
 import (
 	"errors"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -55,6 +56,8 @@ type (
 	// ClockAheadOfWindow: the clock is past the window's end even just after a renewal (more
 	// than a lease ahead of the server's).
 	ClockAheadOfWindow struct{ *RegistryError }
+	// EdgeError: the edge store cannot do what was asked (no grant enrolled, ...).
+	EdgeError struct{ *RegistryError }
 	// ClockMovedBack: the clock stepped back behind the last Snowflake id by more than a
 	// writer waits out.
 	ClockMovedBack struct{ *RegistryError }
@@ -74,6 +77,7 @@ func (e *RegistryUnavailable) Unwrap() error { return e.RegistryError }
 func (e *ClockBeforeWindow) Unwrap() error   { return e.RegistryError }
 func (e *ClockAheadOfWindow) Unwrap() error  { return e.RegistryError }
 func (e *ClockMovedBack) Unwrap() error      { return e.RegistryError }
+func (e *EdgeError) Unwrap() error           { return e.RegistryError }
 
 // registryConditions: the type of each SQLSTATE the registry raises; another code is a plain
 // *RegistryError.
@@ -92,15 +96,19 @@ var registryConditions = map[string]func(*RegistryError) error{
 }
 
 // RegistryErrorOf maps a server error to its condition's type (the message, then ": " and the
-// DETAIL); nil when err is no server error or a connection one (08xxx, 57Pxx).
+// DETAIL, in the words of registry_errors.json); nil when err is no server error or a connection one (08xxx, 57Pxx).
 func RegistryErrorOf(err error) error {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) || len(pe.Code) != 5 || pe.Code[:2] == "08" || pe.Code[:3] == "57P" {
 		return nil
 	}
-	msg := pe.Message
+	msg := say("registry", "server_refusal_no_detail", map[string]any{"message": pe.Message})
 	if pe.Detail != "" {
-		msg += ": " + pe.Detail
+		msg = say("registry", "server_refusal", map[string]any{"message": pe.Message, "detail": pe.Detail})
+	}
+	if pe.Code == "42703" && strings.Contains(pe.Message, "lo_t") {
+		// idgen_grant's lo_t, hi_t and server_t are new in 0.7.0.
+		return &RegistryError{SQLState: pe.Code, Message: say("registry", "needs_0_7_0", map[string]any{"message": pe.Message}), Err: pe}
 	}
 	base := &RegistryError{SQLState: pe.Code, Message: msg, Err: pe}
 	if mk, ok := registryConditions[pe.Code]; ok {

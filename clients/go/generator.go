@@ -3,7 +3,6 @@ package idgen
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -172,18 +171,21 @@ func (g *grantGen) backgroundRenew() {
 	}
 }
 
-func (g *grantGen) what() string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.current == nil {
-		return "no grant could be acquired, so no id is made"
+// say (under no lock) the words of an id refused at the window's end (window_...) or without
+// a grant (grant_...): suffix "unrenewed" (no answer in time) or "unreachable" (with cause).
+func (g *grantGen) say(cur *Grant, suffix string, values map[string]any) string {
+	if cur == nil {
+		return say("registry", "grant_"+map[string]string{"unrenewed": "unacquired", "unreachable": "unreachable"}[suffix], values)
 	}
-	return fmt.Sprintf("the grant's window ended at %s and could not be renewed, so no id is made", isoMs(g.current.HiUs/1000))
+	values["hi"] = time.UnixMicro(cur.HiUs)
+	return say("registry", "window_"+suffix, values)
 }
 
 // awaitWindow waits at most RenewWait for the renewal (or new grant).
 func (g *grantGen) awaitWindow(ctx context.Context) error {
-	what := g.what()
+	g.mu.Lock()
+	cur := g.current
+	g.mu.Unlock()
 	rc := g.refresh()
 	t := time.NewTimer(g.reg.opts.RenewWait)
 	defer t.Stop()
@@ -191,11 +193,11 @@ func (g *grantGen) awaitWindow(ctx context.Context) error {
 	case <-rc.done:
 		var un *RegistryUnavailable
 		if errors.As(rc.err, &un) {
-			return unavailable(what+": "+un.Message, rc.err)
+			return unavailable(g.say(cur, "unreachable", map[string]any{"cause": un.Message}), rc.err)
 		}
 		return rc.err
 	case <-t.C:
-		return unavailable(fmt.Sprintf("%s: the writer registry did not answer within %s", what, g.reg.opts.RenewWait), nil)
+		return unavailable(g.say(cur, "unrenewed", map[string]any{"renew_wait": g.reg.opts.RenewWait}), nil)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -233,7 +235,7 @@ func (g *grantGen) slow(ctx context.Context, take func()) error {
 		if err != nil {
 			var cb *ClockBeforeWindow
 			if errors.As(err, &cb) && g.current != nil {
-				err = clockBefore(fmt.Sprintf("the clock is %.1f s behind the registry server's: %s", -g.offset(), cb.Message))
+				err = clockBefore(say("registry", "clock_behind_server", map[string]any{"behind": -g.offset(), "inner": cb.Message}))
 			}
 			g.mu.Unlock()
 			return err
@@ -248,7 +250,13 @@ func (g *grantGen) slow(ctx context.Context, take func()) error {
 			until := g.waitUntil()
 			g.mu.Unlock()
 			if time.Now().After(deadline) {
-				return clockBefore(fmt.Sprintf("the clock did not reach the grant's window within %s", g.reg.opts.MaxWait))
+				g.mu.Lock()
+				start := time.Time{}
+				if g.current != nil {
+					start = time.UnixMicro(g.current.LoUs)
+				}
+				g.mu.Unlock()
+				return clockBefore(say("registry", "clock_never_reached", map[string]any{"max_wait": g.reg.opts.MaxWait, "now": now, "start": start}))
 			}
 			t := time.NewTimer(max(until.Sub(now), time.Millisecond))
 			select {
@@ -263,11 +271,15 @@ func (g *grantGen) slow(ctx context.Context, take func()) error {
 		g.mu.Unlock()
 		if tried {
 			if cur != nil {
-				return &ClockAheadOfWindow{&RegistryError{Message: fmt.Sprintf(
-					"the clock is %.1f s ahead of the registry server's: it reads %s, past the end of the grant's window (%s) just after renewing it; a writer runs only while its clock is less than a lease ahead of the server's",
-					g.offset(), now.UTC().Format(time.RFC3339Nano), isoMs(cur.HiUs/1000))}}
+				hi := time.UnixMicro(cur.HiUs)
+				g.mu.Lock()
+				ahead := g.offset()
+				g.mu.Unlock()
+				return &ClockAheadOfWindow{&RegistryError{Message: say("registry", "clock_ahead_of_window", map[string]any{
+					"ahead": ahead, "now": now, "past": now.Sub(hi), "hi": hi,
+					"lease": time.Duration(cur.HiUs-cur.ServerUs) * time.Microsecond})}}
 			}
-			return unavailable(g.what()+": the grant was lost again", nil)
+			return unavailable(say("registry", "grant_lost_again", nil), nil)
 		}
 		tried = true
 		if err := g.awaitWindow(ctx); err != nil {
@@ -276,12 +288,14 @@ func (g *grantGen) slow(ctx context.Context, take func()) error {
 	}
 }
 
-// offset (under mu): this writer's clock minus the server's at the last answer, in seconds.
-func (g *grantGen) offset() float64 {
-	if g.current == nil {
+// offset (under mu): this writer's clock minus the server's at the grant's answer, half the
+// round trip taken off.
+func (g *grantGen) offset() time.Duration {
+	c := g.current
+	if c == nil {
 		return 0
 	}
-	return float64(g.reg.opts.Clock().UnixMicro()-g.current.ServerUs)/1e6 - time.Since(g.current.sent).Seconds()
+	return time.UnixMicro(c.wallUs).Sub(time.UnixMicro(c.ServerUs)) - c.rtt/2
 }
 
 // releaseGrant releases the grant with the time of the last id made under it.

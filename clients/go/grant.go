@@ -76,8 +76,9 @@ func (s *SnowflakeGrantState) Step(now int64) (Step, error) {
 			s.WaitUntil = s.EpochMs + s.Lo
 			return StepWait, nil
 		}
-		return 0, clockBefore(fmt.Sprintf("the clock is %.1f s behind the grant's window, which starts at %s (snowflake slot %d); a writer waits at most %g s for its window",
-			float64(s.Lo-t)/1000, isoMs(s.EpochMs+s.Lo), s.Slot, float64(s.MaxWait)/1000))
+		return 0, clockBefore(say("registry", "clock_before_window", map[string]any{
+			"behind": time.Duration(s.Lo-t) * time.Millisecond, "start": time.UnixMilli(s.EpochMs + s.Lo),
+			"kind": "snowflake", "slot": s.Slot, "max_wait": time.Duration(s.MaxWait) * time.Millisecond}))
 	}
 	if t > maxSnowflakeMs {
 		return 0, fmt.Errorf("snowflake timestamp out of range: %d ms since the epoch does not fit in 41 bits", t)
@@ -166,8 +167,9 @@ func (s *XidGrantState) Step(now int64) (Step, error) {
 			s.WaitUntil = s.Lo
 			return StepWait, nil
 		}
-		return 0, clockBefore(fmt.Sprintf("the clock is %d s behind the grant's window, which starts at %s (xid12 slot %d); a writer waits at most %d s for its window",
-			s.Lo-t, isoMs(s.Lo*1000), s.Slot, s.MaxWait))
+		return 0, clockBefore(say("registry", "clock_before_window", map[string]any{
+			"behind": time.Duration(s.Lo-t) * time.Second, "start": time.Unix(s.Lo, 0),
+			"kind": "xid12", "slot": s.Slot, "max_wait": time.Duration(s.MaxWait) * time.Second}))
 	}
 	mid := int64(s.Slot)<<16 | int64(s.Pid)
 	ctr := s.Counter

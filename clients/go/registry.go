@@ -110,11 +110,13 @@ type Grant struct {
 	GrantID, Token int64
 	Kind           string // "snowflake" or "xid12"
 	Slot           int
-	Lo, Hi         int64 // the window in id-time (Snowflake: ms since EpochMs; xid12: unix s)
-	EpochMs        int64 // the Snowflake epoch (unix ms); 0 for xid12
-	LoUs, HiUs     int64 // the window in unix µs
-	ServerUs       int64 // the server's clock when it answered, unix µs
-	sent           time.Time
+	Lo, Hi         int64         // the window in id-time (Snowflake: ms since EpochMs; xid12: unix s)
+	EpochMs        int64         // the Snowflake epoch (unix ms); 0 for xid12
+	LoUs, HiUs     int64         // the window in unix µs
+	ServerUs       int64         // the server's clock when it answered, unix µs
+	sent           time.Time     // when the statement was sent (the server read its clock after)
+	wallUs         int64         // this writer's clock at the answer, unix µs
+	rtt            time.Duration // the round trip
 }
 
 type statements struct{ acquire, acquireDefault, renew, release string }
@@ -147,7 +149,7 @@ func newStatements(schema string) *statements {
 
 func (r *Registry) checkOpen() error {
 	if r.closed.Load() {
-		return &RegistryError{Message: "the writer registry is closed"}
+		return &RegistryError{Message: say("registry", "closed", nil)}
 	}
 	return nil
 }
@@ -193,6 +195,7 @@ func (r *Registry) call(ctx context.Context, pick func(*statements) string, args
 				&g.GrantID, &g.Token, &g.Kind, &g.Slot, &g.EpochMs, &g.Lo, &g.Hi, &g.ServerUs)
 		}
 		if err == nil {
+			g.rtt, g.wallUs = time.Since(sent), r.opts.Clock().UnixMicro()
 			if g.Kind == "snowflake" {
 				g.LoUs, g.HiUs = (g.EpochMs+g.Lo)*1000, (g.EpochMs+g.Hi)*1000
 			} else {
@@ -208,7 +211,10 @@ func (r *Registry) call(ctx context.Context, pick func(*statements) string, args
 			break
 		}
 	}
-	return nil, unavailable("the writer registry could not be reached: "+fmt.Sprint(last), last)
+	if ctx.Err() != nil {
+		return nil, unavailable(say("registry", "no_answer", map[string]any{"timeout": r.opts.Timeout}), last)
+	}
+	return nil, unavailable(say("registry", "unreachable", map[string]any{"cause": fmt.Sprint(last)}), last)
 }
 
 func leaseArg(lease string) any {

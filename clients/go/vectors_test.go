@@ -358,7 +358,7 @@ func TestRegistryErrorVectors(t *testing.T) {
 			t.Errorf("%s (%s) is %v, want %s", c.Sqlstate, c.Condition, typ, c.Class)
 		}
 		var re *RegistryError
-		if !errors.As(err, &re) || re.SQLState != c.Sqlstate || re.Message != "m: d" {
+		if !errors.As(err, &re) || re.SQLState != c.Sqlstate || re.Message != say("registry", "server_refusal", map[string]any{"message": "m", "detail": "d"}) {
 			t.Errorf("%s: not a RegistryError with its code and message: %v", c.Sqlstate, err)
 		}
 		seen[c.Sqlstate] = true

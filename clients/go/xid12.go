@@ -195,7 +195,7 @@ func FindEdition(ctx context.Context, conn interface {
 }
 
 // ErrNoExtension: the database has neither the extension nor the portable edition.
-var ErrNoExtension = errors.New("the pg_idgen extension is not installed in this database: CREATE EXTENSION pg_idgen (or the portable edition's script)")
+var ErrNoExtension = errors.New(say("registry", "not_installed", nil))
 
 // RegisterXid12 finds xid12 by its name through the edition rule and registers Xid12Codec for
 // it (and its array type) on conn's type map. The portable edition's xid12 is a domain over

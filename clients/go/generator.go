@@ -204,30 +204,38 @@ func (g *grantGen) awaitWindow(ctx context.Context) error {
 }
 
 // next makes an id: at once when the state machine can, else waits, renewals, errors.
-func (g *grantGen) next(ctx context.Context, take func()) error {
+func (g *grantGen) next(ctx context.Context) (int64, xid.ID, error) {
 	clock := g.reg.opts.Clock
 	g.mu.Lock()
 	if !g.reg.closed.Load() {
 		if st, err := g.step(clock()); err == nil && st == StepID {
 			g.madeUnder = true
-			take()
+			sf, x := g.taken()
 			g.mu.Unlock()
-			return nil
+			return sf, x, nil
 		}
 	}
 	g.mu.Unlock()
-	return g.slow(ctx, take)
+	return g.slow(ctx)
 }
 
-func (g *grantGen) slow(ctx context.Context, take func()) error {
+// taken (under mu): the id the last step made.
+func (g *grantGen) taken() (int64, xid.ID) {
+	if g.sf != nil {
+		return g.sf.ID, xid.ID{}
+	}
+	return 0, g.xs.ID
+}
+
+func (g *grantGen) slow(ctx context.Context) (int64, xid.ID, error) {
 	deadline := time.Now().Add(g.reg.opts.MaxWait + time.Second)
 	tried := false
 	for {
 		if err := g.reg.checkOpen(); err != nil {
-			return err
+			return 0, xid.ID{}, err
 		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return 0, xid.ID{}, err
 		}
 		now := g.reg.opts.Clock()
 		g.mu.Lock()
@@ -238,14 +246,14 @@ func (g *grantGen) slow(ctx context.Context, take func()) error {
 				err = clockBefore(say("registry", "clock_behind_server", map[string]any{"behind": -g.offset(), "inner": cb.Message}))
 			}
 			g.mu.Unlock()
-			return err
+			return 0, xid.ID{}, err
 		}
 		switch st {
 		case StepID:
 			g.madeUnder = true
-			take()
+			sf, x := g.taken()
 			g.mu.Unlock()
-			return nil
+			return sf, x, nil
 		case StepWait:
 			until := g.waitUntil()
 			g.mu.Unlock()
@@ -256,14 +264,14 @@ func (g *grantGen) slow(ctx context.Context, take func()) error {
 					start = time.UnixMicro(g.current.LoUs)
 				}
 				g.mu.Unlock()
-				return clockBefore(say("registry", "clock_never_reached", map[string]any{"max_wait": g.reg.opts.MaxWait, "now": now, "start": start}))
+				return 0, xid.ID{}, clockBefore(say("registry", "clock_never_reached", map[string]any{"max_wait": g.reg.opts.MaxWait, "now": now, "start": start}))
 			}
 			t := time.NewTimer(max(until.Sub(now), time.Millisecond))
 			select {
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				return ctx.Err()
+				return 0, xid.ID{}, ctx.Err()
 			}
 			continue
 		}
@@ -275,15 +283,15 @@ func (g *grantGen) slow(ctx context.Context, take func()) error {
 				g.mu.Lock()
 				ahead := g.offset()
 				g.mu.Unlock()
-				return &ClockAheadOfWindow{&RegistryError{Message: say("registry", "clock_ahead_of_window", map[string]any{
+				return 0, xid.ID{}, &ClockAheadOfWindow{&RegistryError{Message: say("registry", "clock_ahead_of_window", map[string]any{
 					"ahead": ahead, "now": now, "past": now.Sub(hi), "hi": hi,
 					"lease": time.Duration(cur.HiUs-cur.ServerUs) * time.Microsecond})}}
 			}
-			return unavailable(say("registry", "grant_lost_again", nil), nil)
+			return 0, xid.ID{}, unavailable(say("registry", "grant_lost_again", nil), nil)
 		}
 		tried = true
 		if err := g.awaitWindow(ctx); err != nil {
-			return err
+			return 0, xid.ID{}, err
 		}
 	}
 }
@@ -340,8 +348,7 @@ type GrantSnowflake struct{ g *grantGen }
 // NextID is the next id; it renews or replaces the grant first when the window has run out,
 // waiting at most RenewWait for that.
 func (s *GrantSnowflake) NextID(ctx context.Context) (int64, error) {
-	var id int64
-	err := s.g.next(ctx, func() { id = s.g.sf.ID })
+	id, _, err := s.g.next(ctx)
 	return id, err
 }
 
@@ -357,8 +364,7 @@ type GrantXid12 struct{ g *grantGen }
 
 // New is the next id (see GrantSnowflake.NextID).
 func (x *GrantXid12) New(ctx context.Context) (xid.ID, error) {
-	var id xid.ID
-	err := x.g.next(ctx, func() { id = x.g.xs.ID })
+	_, id, err := x.g.next(ctx)
 	return id, err
 }
 

@@ -136,7 +136,7 @@ func quoteIdent(s string) string {
 // to the schema is a better match; the window is read in id-time, the server's clock in µs.
 func newStatements(schema string) *statements {
 	s := quoteIdent(schema)
-	row := "grant_id, token, kind, slot, pg_catalog.coalesce(epoch_ms, 0), lo_t, hi_t, " +
+	row := "grant_id, token, kind, slot, COALESCE(epoch_ms, 0::pg_catalog.int8), lo_t, hi_t, " +
 		"(pg_catalog.extract('epoch'::pg_catalog.text, server_time) OPERATOR(pg_catalog.*) 1000000::pg_catalog.numeric)::pg_catalog.int8"
 	return &statements{
 		acquire: "SELECT " + row + " FROM " + s + ".idgen_acquire($1::pg_catalog.text, $2::pg_catalog.text, " +

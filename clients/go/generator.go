@@ -3,6 +3,7 @@ package idgen
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"time"
 
@@ -266,7 +267,14 @@ func (g *grantGen) slow(ctx context.Context) (int64, xid.ID, error) {
 				g.mu.Unlock()
 				return 0, xid.ID{}, clockBefore(say("registry", "clock_never_reached", map[string]any{"max_wait": g.reg.opts.MaxWait, "now": now, "start": start}))
 			}
-			t := time.NewTimer(max(until.Sub(now), time.Millisecond))
+			if until.Sub(now) <= 2*time.Millisecond {
+				// A used-up millisecond: the next one is nearer than a timer's granularity.
+				for time.Now().Before(until) && ctx.Err() == nil {
+					runtime.Gosched()
+				}
+				continue
+			}
+			t := time.NewTimer(until.Sub(now))
 			select {
 			case <-t.C:
 			case <-ctx.Done():

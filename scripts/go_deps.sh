@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034  # sourced: its variables are its callers'
 # The Go client's toolchain and libraries, all from Debian (sourced by scripts/test_go.sh).
 # Nothing reaches the Go module proxy (GOPROXY=off) and nothing is vendored into the repository:
 #   - rs/xid, lib/pq, mattn/go-sqlite3, google/uuid, x/text, x/sync: bookworm's packages;

@@ -328,7 +328,7 @@ test_version() {
         lap in-database
     fi
 
-    wants_regress || wants isolation || wants_client || wants rust-client || wants packaging || wants node || wants portable || return 0
+    wants_regress || wants isolation || wants_client || wants rust-client || wants packaging || wants node || wants go || wants portable || return 0
     # The system's PostgreSQL gets the release build, the one its users' servers should load,
     # through the documented install and package commands; the private builds get the release
     # build too, which their .deb packages.

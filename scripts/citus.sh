@@ -5,9 +5,10 @@
 # ensure_citus sets CITUS_REASON and returns 1 when there is no Citus to test with; otherwise
 # the selected PostgreSQL has citus.so and citus.control. In order it uses:
 #   1. a Citus the PostgreSQL already has;
-#   2. PG_IDGEN_CITUS_SRC, a Citus source tarball (a `git archive` of a release tag);
-#   3. $ROOT/../shared/vendor/citus-*.tar.gz (beside the checkout: CI runs from a clean clone
-#      with shared/ next to it).
+#   2. a source tarball from scripts/vendor.sh: PG_IDGEN_CITUS_SRC (a `git archive` of a release
+#      tag), $ROOT/../shared/vendor/citus-*.tar.gz (beside the checkout: CI runs from a clean
+#      clone with shared/ next to it), or the release tarball scripts/vendor_sources pins,
+#      downloaded once.
 # A tarball is built once per (tarball sha256, PostgreSQL version) into a cache outside the
 # checkout, PG_IDGEN_CITUS_CACHE (default /var/cache/pg_idgen), and copied from there into the
 # PostgreSQL tree on every run, which takes a second. Only the private PostgreSQL builds
@@ -15,23 +16,12 @@
 
 CITUS_CACHE=${PG_IDGEN_CITUS_CACHE:-/var/cache/pg_idgen}
 CITUS_REASON=""
+# shellcheck source=scripts/vendor.sh
+source "$ROOT/scripts/vendor.sh"
 
 citus_installed() {
     [ -f "$("$PG_CONFIG" --pkglibdir)/citus.so" ] &&
         [ -f "$("$PG_CONFIG" --sharedir)/extension/citus.control" ]
-}
-
-# The tarball to build from, or nothing.
-citus_tarball() {
-    if [ -n "${PG_IDGEN_CITUS_SRC:-}" ]; then
-        echo "$PG_IDGEN_CITUS_SRC"
-        return
-    fi
-    local f
-    for f in "$ROOT"/../shared/vendor/citus-*.tar.gz; do
-        [ -f "$f" ] && { echo "$f"; return; }
-    done
-    return 0
 }
 
 ensure_citus() {
@@ -39,12 +29,11 @@ ensure_citus() {
         return 0
     fi
     local tarball sha prefix key cache
-    tarball=$(citus_tarball)
-    if [ -z "$tarball" ]; then
-        CITUS_REASON="PostgreSQL $PG_MAJOR has no Citus, PG_IDGEN_CITUS_SRC is not set and there is no $(realpath -m "$ROOT/../shared/vendor")/citus-*.tar.gz"
+    if ! vendor_source citus PG_IDGEN_CITUS_SRC; then
+        CITUS_REASON="PostgreSQL $PG_MAJOR has no Citus, and $VENDOR_REASON"
         return 1
     fi
-    [ -f "$tarball" ] || { CITUS_REASON="PG_IDGEN_CITUS_SRC=$tarball is not a file"; return 1; }
+    tarball=$VENDOR_TARBALL
     if system_postgres; then
         CITUS_REASON="the system's PostgreSQL $PG_MAJOR has no Citus, and the suite installs one only into the private builds"
         return 1

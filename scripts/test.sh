@@ -36,6 +36,9 @@
 #   bash scripts/test.sh                    # PostgreSQL 14, 15, 16, 17 and 18
 #   bash scripts/test.sh 17 18              # only those versions
 #   bash scripts/test.sh 18 --only SUITE    # one suite only, on those versions
+#   bash scripts/test.sh 18 --load 3        # with 3 busy loops per core for the whole run
+#                                           # (PG_IDGEN_LOAD=3 the same): no test may depend on
+#                                           # the machine's speed (docs/DEVELOPMENT.md)
 #   bash scripts/test.sh --fast             # no PostgreSQL: lints (clippy, shellcheck, ruff), the
 #                                           # tree checks and their own tests, the core's and the
 #                                           # clients' unit tests (server tests: ignored or skipped)
@@ -61,6 +64,7 @@ while [ $# -gt 0 ]; do
         --only) ONLY=${2:?--only needs a suite}; shift 2 ;;
         --fast) FAST=yes; shift ;;
         --lane) LANE=${2:?}; VERSIONS=("$2"); shift 2 ;;
+        --load) PG_IDGEN_LOAD=${2:?--load needs a number of busy loops per core}; shift 2 ;;
         *) VERSIONS+=("$1"); shift ;;
     esac
 done
@@ -68,9 +72,34 @@ done
 [ ${#VERSIONS[@]} -gt 0 ] || read -ra VERSIONS <<<"$PG_VERSIONS"
 PORT=${PORTS[test]}
 PLAIN_PORT=${PORTS[test-plain]}
+# --load N (or PG_IDGEN_LOAD=N): N busy loops per core for the whole run, at the tests' own
+# priority, so that a test whose pass depends on the machine's speed fails here rather than on
+# a contributor's busy laptop. Each loop ends with the run (the EXIT trap), or by itself within
+# a moment when the run's process is gone. A lane runs under its run's loops, starting none.
+LOAD=${PG_IDGEN_LOAD:-0}
+[[ $LOAD =~ ^[0-9]+$ ]] || die "--load $LOAD: a number of busy loops per core"
+LOAD_PIDS=()
+start_load() {
+    local i parent=$$
+    for ((i = 0; i < LOAD * $(nproc); i++)); do
+        # shellcheck disable=SC2034  # j: the busy loop's counter
+        (while kill -0 "$parent" 2>/dev/null; do for j in {1..20000}; do :; done; done) &
+        LOAD_PIDS+=($!)
+    done
+    say "--load $LOAD: ${#LOAD_PIDS[@]} busy loops on $(nproc) cores for the run"
+}
+stop_load() {
+    local p
+    for p in "${LOAD_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+}
 # The fast tier starts no cluster, so it stops none: another script's clusters may be running.
 # shellcheck disable=SC2154  # c is the trap's loop variable
-[ "$FAST" = yes ] || trap 'for c in test test-plain upgrade-old upgrade-new; do stop_cluster $c; done' EXIT
+if [ "$FAST" = yes ]; then
+    trap 'stop_load' EXIT
+else
+    trap 'stop_load; for c in test test-plain upgrade-old upgrade-new; do stop_cluster $c; done' EXIT
+fi
+if [ "$LOAD" -gt 0 ] && [ -z "$LANE" ]; then start_load; fi
 
 # shellcheck disable=SC2012  # the file names are the project's own
 REGRESS_SUITES=$(cd "$ROOT/tests/regress/sql" && ls -- *.sql | sed 's/\.sql$//')
@@ -213,6 +242,10 @@ run_first() {
     mkdir -p "$LOG_DIR"
     export PG_IDGEN_TIMINGS=$LOG_DIR/timings
     : >"$PG_IDGEN_TIMINGS"
+    # The suites skipped for want of a third-party source (scripts/vendor.sh vendor_skip appends
+    # a line each; the run lists them at the end).
+    export PG_IDGEN_SKIPS=$LOG_DIR/skipped
+    : >"$PG_IDGEN_SKIPS"
     ensure_deps --for-tests
     ensure_venv
     # Fetch every build first (fail early), and register each private build with cargo-pgrx
@@ -602,4 +635,8 @@ if testing 18 && wants packaging; then
 fi
 say "all tests passed${ONLY:+ (--only $ONLY)}; seconds per suite and version (each version's build in clippy, in-database and build)"
 print_timings
-echo "  the versions took $versions_took s of wall time ($LANES at a time); the whole run $SECONDS s"
+echo "  the versions took $versions_took s of wall time ($LANES at a time); the whole run $SECONDS s${LOAD_PIDS:+, under --load $LOAD (${#LOAD_PIDS[@]} busy loops on $(nproc) cores)}"
+if [ -s "$PG_IDGEN_SKIPS" ]; then
+    say "$(wc -l <"$PG_IDGEN_SKIPS") suite(s) SKIPPED, their sources not found (scripts/vendor.sh; under CI=true this fails):"
+    sed 's/^/  /' "$PG_IDGEN_SKIPS"
+fi

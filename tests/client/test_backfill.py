@@ -801,14 +801,19 @@ def test_partitioned_table_in_one_call(db, table):
 
 def test_whole_table_statements_outlast_the_batch_timeout(db):
     """The opening count and the closing sweep's sort read the whole table; a row-level
-    security policy that costs a little per row makes them slower than a batch's
-    statement_timeout, which each batch of 50 rows stays well under. The run completes."""
-    rows = 5_000
+    security policy that sleeps a little per row makes them outlast a batch's
+    statement_timeout, which each batch of 5 rows stays far under. The run completes.
+
+    Not a race with the machine's speed: pg_sleep only ever sleeps at least as long as asked,
+    so a statement reading the 600 rows takes at least 1.2 s, above the 1 s timeout however
+    fast the machine; a batch sleeps 10 ms or so (5 rows, read once or twice), a hundredth of
+    the timeout, which holds at a 10x slowdown with room to spare."""
+    rows = 600
     with connect(dbname=db) as conn:
         conn.execute("DROP ROLE IF EXISTS backfill_slow_reader")
         conn.execute("CREATE ROLE backfill_slow_reader")
-        conn.execute("""CREATE FUNCTION slow_true(id int) RETURNS boolean LANGUAGE sql STABLE
-            AS $$ SELECT count(*) > 0 FROM generate_series(1, 1000) $$""")
+        conn.execute("""CREATE FUNCTION slow_true(id int) RETURNS boolean LANGUAGE sql VOLATILE
+            AS $$ SELECT pg_sleep(0.002) IS NOT NULL $$""")
         conn.execute("CREATE TABLE slow_count (id int PRIMARY KEY, xid xid12)")
         conn.execute(f"INSERT INTO slow_count SELECT g FROM generate_series(1, {rows}) g")
         conn.execute("ALTER TABLE slow_count OWNER TO backfill_slow_reader")
@@ -816,14 +821,14 @@ def test_whole_table_statements_outlast_the_batch_timeout(db):
         conn.execute("CREATE POLICY visible ON slow_count USING (slow_true(id))")
         try:
             conn.execute("SET ROLE backfill_slow_reader")
-            conn.execute("SET statement_timeout = '150ms'")
+            conn.execute("SET statement_timeout = '1s'")
             with pytest.raises(psycopg.errors.QueryCanceled):
                 conn.execute("SELECT count(*) FROM slow_count WHERE xid IS NULL")
             conn.execute("RESET statement_timeout")
             notices = []
             conn.add_notice_handler(lambda d: notices.append(d.message_primary))
-            conn.execute("""CALL idgen_backfill('slow_count', 'xid', 'gen_xid12()', batch_size => 50,
-                statement_timeout => '150ms')""")
+            conn.execute("""CALL idgen_backfill('slow_count', 'xid', 'gen_xid12()', batch_size => 5,
+                statement_timeout => '1s')""")
             conn.execute("RESET ROLE")
             assert conn.execute("SELECT count(DISTINCT xid), count(*) FROM slow_count").fetchone() == (rows, rows)
             assert notices[0].startswith("idgen_backfill public.slow_count.xid: index walk"), notices[0]
@@ -831,6 +836,7 @@ def test_whole_table_statements_outlast_the_batch_timeout(db):
         finally:
             conn.execute("RESET ROLE")
             conn.execute("DROP TABLE slow_count")
+            conn.execute("DROP FUNCTION slow_true(int)")
             conn.execute("DROP ROLE backfill_slow_reader")
 
 

@@ -362,8 +362,11 @@ def statement_timeouts(w) -> None:
     w.execute("CALL idgen.idgen_backfill('bf_w.timed', 'xid', 'idgen.gen_xid12()', batch_size => 100, statement_timeout => '30s')")
     check(one(w, "SELECT count(DISTINCT xid) FROM bf_w.timed")[0] == 1000, "batches within statement_timeout")
     w.execute("UPDATE bf_w.timed SET xid = NULL")
-    w.execute("SET statement_timeout = '1s'")
-    got = error_of(w, """CALL idgen.idgen_backfill('bf_w.timed', 'xid', 'bf_w.slow_xid(0.002)', batch_size => 100,
+    # Not a race with the machine's speed: pg_sleep sleeps at least as asked, so the 1000 rows
+    # take at least 5 s, above the session's 3 s however fast the machine; the first batch of
+    # 100 (0.5 s and the run's setup) has 2.5 s to commit, a margin that holds at 10x slower.
+    w.execute("SET statement_timeout = '3s'")
+    got = error_of(w, """CALL idgen.idgen_backfill('bf_w.timed', 'xid', 'bf_w.slow_xid(0.005)', batch_size => 100,
         statement_timeout => '30s')""")
     w.execute("RESET statement_timeout")
     filled = one(w, "SELECT count(xid) FROM bf_w.timed")[0]

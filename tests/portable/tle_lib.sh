@@ -1,24 +1,31 @@
 # shellcheck shell=bash disable=SC2034  # sourced: its variables are its callers'
-# Sourced by tests/portable/run_tle.sh and tests/portable/upgrade.sh, after scripts/lib.sh and
-# use_private_postgres: PostgreSQL with pg_tle and without the native pg_idgen.
+# Sourced by tests/portable/run_tle.sh and tests/portable/upgrade.sh, after scripts/lib.sh; call
+# use_tle_postgres after use_private_postgres: PostgreSQL with pg_tle and without the native pg_idgen.
+#
+# tle_source_or_skip SUITE: finds pg_tle's source tarball (scripts/vendor.sh: PG_IDGEN_PG_TLE_SRC,
+# ../shared/vendor/pg_tle-*.tar.gz beside the checkout, or the upstream tarball of
+# scripts/vendor_sources); without one, says SUITE is skipped and why and exits 0 (under CI=true
+# fails instead).
 #
 # use_tle_postgres: selects (PG_CONFIG, BINDIR) a copy of the private build
-# (target/postgresql/<major>) without pg_idgen's files, with pg_tle built into it from its source
-# tarball (PG_IDGEN_PG_TLE_SRC, or ../shared/vendor/pg_tle-*.tar.gz beside the checkout). Made
-# once per (tarball, PostgreSQL build) in PG_IDGEN_PG_TLE_CACHE (default /var/cache/pg_idgen),
-# under a lock, so that scripts running at once share it. The build needs flex and libkrb5-dev (Debian
-# packages, installed when missing) and no network.
+# (target/postgresql/<major>) without pg_idgen's files, with pg_tle built into it from that
+# tarball. Made once per (tarball, PostgreSQL build) in PG_IDGEN_PG_TLE_CACHE (default
+# /var/cache/pg_idgen), under a lock, so that scripts running at once share it. The build needs
+# flex and libkrb5-dev (Debian packages, installed when missing) and no network.
 TLE_CACHE=${PG_IDGEN_PG_TLE_CACHE:-/var/cache/pg_idgen}
+# shellcheck source=scripts/vendor.sh
+source "$ROOT/scripts/vendor.sh"
+
+tle_source_or_skip() {
+    vendor_source pg_tle PG_IDGEN_PG_TLE_SRC && return 0
+    vendor_skip "$1" "$VENDOR_REASON"
+    exit 0
+}
 
 use_tle_postgres() {
-    local tarball=${PG_IDGEN_PG_TLE_SRC:-} f sha base key dir src
-    if [ -z "$tarball" ]; then
-        for f in "$ROOT"/../shared/vendor/pg_tle-*.tar.gz; do
-            [ -f "$f" ] && tarball=$f
-        done
-    fi
-    [ -f "${tarball:-}" ] ||
-        die "no pg_tle source: set PG_IDGEN_PG_TLE_SRC or put pg_tle-*.tar.gz in $(realpath -m "$ROOT/../shared/vendor")"
+    local tarball sha base key dir src
+    vendor_source pg_tle PG_IDGEN_PG_TLE_SRC || die "no pg_tle source: $VENDOR_REASON"
+    tarball=$VENDOR_TARBALL
     base=$(dirname "$BINDIR")
     [ -f "$base/.pinned" ] || die "$base is not a private build of scripts/lib.sh"
     sha=$(sha256sum "$tarball" | cut -d' ' -f1)

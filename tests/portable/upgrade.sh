@@ -44,6 +44,7 @@ export PG_IDGEN_CLUSTERS=${PG_IDGEN_CLUSTERS:-/var/tmp/pg_idgen_portable_upgrade
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/lib.sh"
 # shellcheck source=tests/portable/tle_lib.sh
 source "$ROOT/tests/portable/tle_lib.sh"
+tle_source_or_skip "portable upgrade (tests/portable/upgrade.sh)"
 PORT=${PORTABLE_UPGRADE_PORT:-${PORTS[portable-upgrade]}}
 use_private_postgres "$MAJOR"
 started=$(date +%s)

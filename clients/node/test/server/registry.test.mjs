@@ -3,6 +3,7 @@
 // replaced by a new one, close() releasing with the last id's time, an unreachable registry
 // when a renewal is due, and clocks outside the window.
 import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import {
@@ -13,6 +14,15 @@ import { registerTypes } from '../../dist/pg.js';
 import { config, freshDatabase, skip } from './helpers.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const GIVE_UP = 60_000; // ms: what never happens is a bug, not a slow machine
+/** Polls `probe` every 50 ms until it returns something other than undefined. */
+async function until(probe, what) {
+  for (const t0 = performance.now(); performance.now() - t0 < GIVE_UP; await sleep(50)) {
+    const v = await probe();
+    if (v !== undefined) return v;
+  }
+  assert.fail(`${what}: not within ${GIVE_UP} ms`);
+}
 
 describe('Registry', { skip }, () => {
   let pool;
@@ -62,9 +72,12 @@ describe('Registry', { skip }, () => {
     const first = g.grant;
     const before = await grantRow(first.grantId);
     await g.nextId();
-    await sleep(1600); // about half the lease: the timer renews
-    const afterRenew = await grantRow(first.grantId);
-    assert.ok(BigInt(afterRenew.hi_ms) > BigInt(before.hi_ms), `${afterRenew.hi_ms} > ${before.hi_ms}`);
+    // about half the lease on, the timer renews: waited for as an event (the row's hi moves),
+    // not for a time (GIVE_UP only ends a hang)
+    const afterRenew = await until(async () => {
+      const row = await grantRow(first.grantId);
+      return BigInt(row.hi_ms) > BigInt(before.hi_ms) ? row : undefined;
+    }, 'the background renewal moves hi');
     assert.equal(g.grant.grantId, first.grantId);
     const last = await g.nextId();
     await reg.close();
@@ -86,7 +99,9 @@ describe('Registry', { skip }, () => {
     const a = await g.new();
     const old = g.grant;
     await pool.query('SELECT idgen_release($1, $2)', [old.grantId, old.token]);
-    await sleep(1600); // the background renewal gets 55000 and acquires anew
+    // the background renewal gets 55000 and acquires anew: waited for as that event
+    await until(async () => (g.grant !== null && g.grant.grantId !== old.grantId) || undefined,
+      'a new grant replaces the released one');
     assert.notEqual(g.grant.grantId, old.grantId);
     const b = await g.new();
     assert.ok(a < b);

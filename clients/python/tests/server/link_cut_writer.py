@@ -7,6 +7,8 @@ after every batch,
 - "error MONO SECONDS CLASS MESSAGE" when next_id() raised (MONO: time.monotonic() when the call
   started, SECONDS: how long it took); it then pauses and goes on;
 - "slow MONO SECONDS" for a call that returned an id but took longer than 0.2 s;
+- "lag SECONDS" whenever the longest lateness seen so far of a thread's 50 ms sleeps beside the
+  calls grows (the machine's scheduling delay in this run: the test adds it to its bounds);
 - "closing MONO" and "closed SECONDS" (how long close() took) when the stop file appears, then
   "end".
 
@@ -15,6 +17,7 @@ CLOCK_MONOTONIC is the machine's, not the namespace's: the test compares these t
 import argparse
 import os
 import sys
+import threading
 import time
 
 import pg_idgen
@@ -30,6 +33,16 @@ def main() -> int:
     p.add_argument("--timeout", type=float, default=2.0)
     a = p.parse_args()
     mono = time.monotonic
+    lag = [0.0]
+
+    def probe() -> None:
+        while True:
+            t = mono()
+            time.sleep(0.05)
+            lag[0] = max(lag[0], mono() - t - 0.05)
+
+    threading.Thread(target=probe, daemon=True).start()
+    written_lag = 0.0
     with open(a.out, "w", buffering=1) as out:
         reg = pg_idgen.Registry(a.dsn, writer=a.writer, timeout=a.timeout)
         gen = reg.snowflake(a.lease)
@@ -55,12 +68,16 @@ def main() -> int:
                     lines.append(f"grant {g.grant_id} {g.slot}\n")
                     grant = g
                 lines.append(f"id {v}\n")
+            if lag[0] > written_lag:
+                written_lag = lag[0]
+                lines.append(f"lag {written_lag:.3f}\n")
             out.write("".join(lines))
             time.sleep(0.01)
         started = mono()
         out.write(f"closing {started:.3f}\n")
         reg.close()
-        out.write(f"closed {mono() - started:.3f}\n")
+        closed = mono() - started
+        out.write(f"lag {lag[0]:.3f}\nclosed {closed:.3f}\n")
         out.write("end\n")
     return 0
 

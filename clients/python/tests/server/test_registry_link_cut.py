@@ -33,7 +33,10 @@ NS, HOST_IF, NS_IF = "pgidgen-lc", "pgidlc0", "pgidlc1"
 HOST_IP, NS_IP = "10.231.7.1", "10.231.7.2"
 RENEW_WAIT = 1.0  # the Registry's default renew_wait: the bound of a call at the window's end
 TIMEOUT = 2.0  # the writer's Registry(timeout=...): the bound of close()
-MARGIN = 1.0  # for a loaded 2-core machine: the thread hand-offs, the writer's own pauses
+MARGIN = 1.0  # the thread hand-offs, the writer's own pauses, on an idle machine
+# On a loaded one each bound also allows twice the writer's measured scheduling delay (its
+# "lag" lines): the pass does not depend on the machine's speed (docs/DEVELOPMENT.md).
+LAG = [0.0]
 LEASE_S = 3
 CUT_AFTER_HI_S = 6.0  # the link stays down this long after the writer's window ended
 
@@ -104,6 +107,8 @@ def cluster(link):
 
 
 def read(out):
+    """The writer's lines: ids, errors, slow calls, grants, close()'s seconds; and in LAG[0] the
+    longest lateness of the writer's beside sleeps so far (its scheduling delay)."""
     ids, errors, slow, grants, closed = [], [], [], [], None
     text = Path(out).read_text() if Path(out).exists() else ""
     for line in text.splitlines():
@@ -120,6 +125,8 @@ def read(out):
             grants.append(tuple(int(x) for x in rest.split()))
         elif word == "closed":
             closed = float(rest)
+        elif word == "lag":
+            LAG[0] = max(LAG[0], float(rest))
     return ids, errors, slow, grants, closed
 
 
@@ -171,8 +178,10 @@ def test_cut_link_raises_within_the_bound_and_resumes(cluster, tmp_path):
             # A call that has not returned yet counts from its start (the last line A wrote).
             print(f"\nlink cut: first error {first:.2f} s after the window's end, longest call {longest:.2f} s, "
                   f"{len(errors)} errors during a {time.monotonic() - cut_at:.1f} s cut")
-            assert longest <= RENEW_WAIT + MARGIN, f"a call took {longest:.2f} s (bound {RENEW_WAIT} s + {MARGIN} s)"
-            assert first <= RENEW_WAIT + MARGIN + 0.5, f"the first error came {first:.2f} s after the window's end"
+            lag = 2 * LAG[0]
+            assert longest <= RENEW_WAIT + MARGIN + lag, \
+                f"a call took {longest:.2f} s (bound {RENEW_WAIT} s + {MARGIN} s + twice a {LAG[0]:.2f} s delay)"
+            assert first <= RENEW_WAIT + MARGIN + 0.5 + lag, f"the first error came {first:.2f} s after the window's end"
             assert all(e[2].startswith("RegistryUnavailable") for e in errors), errors[:3]
             made_in_cut = len(ids)
 
@@ -192,8 +201,8 @@ def test_cut_link_raises_within_the_bound_and_resumes(cluster, tmp_path):
             text = writer.communicate()[0].decode(errors="replace")
             assert code == 0, text
             ids, errors, slow, grants2, closed = read(out)
-            print(f"close() with the link down took {closed:.2f} s (bound {TIMEOUT} s + margin)")
-            assert closed is not None and closed <= TIMEOUT + MARGIN, closed
+            print(f"close() with the link down took {closed:.2f} s (bound {TIMEOUT} s + margin; delay {LAG[0]:.2f} s)")
+            assert closed is not None and closed <= TIMEOUT + MARGIN + 2 * LAG[0], closed
         finally:
             if writer.poll() is None:
                 writer.kill()

@@ -47,6 +47,10 @@ def decode_mark(data: bytes):
     return kind, id_, epoch_ms
 
 
+# What the postmaster logs once it has ended every backend after one crashed (postmaster.c).
+RESTARTING = "all server processes terminated; reinitializing"
+
+
 class Cluster:
     def __init__(self, base: Path, bindir: str, port: int):
         self.base, self.bindir, self.port = base, bindir, port
@@ -265,10 +269,15 @@ def test_crash_restarts_above_the_lease(cluster):
         # it too (polled, not slept on).
         _wait_for_epoch(cluster, EPOCH_MS + 5_000)
         pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        restarts = cluster.log_text().count(RESTARTING)
         _as_postgres(["kill", "-KILL", str(pid)])
     # The postmaster reinitializes and runs crash recovery: seconds on an idle machine; 300 s
-    # is the deadline, as for pg_ctl -w above.
+    # is the deadline, as for pg_ctl -w above. A connection made before the postmaster has ended
+    # every backend is closed by that restart: connect once its log says so (an event).
     deadline = time.monotonic() + 300
+    while cluster.log_text().count(RESTARTING) <= restarts:
+        assert time.monotonic() < deadline, f"no restart in the log within 300 s of the crash; log: {cluster.log}"
+        time.sleep(0.1)
     while True:
         try:
             conn = cluster.connect()

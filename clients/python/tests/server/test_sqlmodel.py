@@ -196,6 +196,6 @@ def test_without_sa_type_sqlmodel_guesses_wrong():
         seq: SnowflakeId
 
     ddl = str(sa.schema.CreateTable(SmGuessed.__table__).compile(dialect=postgresql.dialect()))
-    assert "id BYTEA" in ddl  # an Xid is bytes
+    assert "id VARCHAR" in ddl  # an Xid is a str: text, not xid12
     assert "key VARCHAR" in ddl
     assert "seq INTEGER" in ddl  # int4, too small for a Snowflake id

@@ -125,7 +125,7 @@ $$;
 CREATE TABLE @extschema@.idgen_config (
     only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
     -- xid12 bytes 4-6. NULL: derived per session from the cluster's system identifier, the
-    -- server's start time and the database (docs in portable/README.md).
+    -- server's start time and the database (docs/portable.md "Uniqueness: the sequence design").
     machine_id integer CHECK (machine_id BETWEEN 0 AND 16777215),
     -- Snowflake worker id. NULL: gen_snowflake() refuses to run (as native with worker_id -1).
     worker_id integer CHECK (worker_id BETWEEN 0 AND 1023),
@@ -273,8 +273,8 @@ RETURN CASE WHEN isfinite(ts) THEN floor(extract(epoch FROM ts))::bigint
                  || ' has no id') END;
 
 -- ===== portable/src/15_sequence.sql =====
--- The clock-following sequences (xid12 and Snowflake), portable/README.md "Uniqueness" and
--- "Security".
+-- The clock-following sequences (xid12 and Snowflake): docs/portable.md "Uniqueness: the
+-- sequence design" and portable/README.md "Security".
 --
 -- Each generator has one sequence whose value carries (time << bits | counter). Only the
 -- installing role has rights on it. Callers reach it through the generators, which are its
@@ -646,7 +646,7 @@ END
 $$;
 
 -- Generators ----------------------------------------------------------------------------------
--- The sequence's value is (unix second << 24 | counter): portable/README.md "Uniqueness".
+-- The sequence's value is (unix second << 24 | counter): docs/portable.md "Uniqueness: the sequence design".
 
 CREATE SEQUENCE @extschema@.idgen_xid12_seq AS bigint MINVALUE 0 START 0 NO CYCLE CACHE 1;
 
@@ -704,7 +704,7 @@ $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.idgen_xid12_session() FROM PUBLIC;
 
 -- Hot path: few PL/pgSQL statements, simple expressions. Its parts and their cost:
--- portable/README.md "Measured here".
+-- docs/portable.md "Measured here".
 -- The gate to the sequence (15_sequence.sql): SECURITY DEFINER, EXECUTE granted by the owner.
 CREATE FUNCTION @extschema@.gen_xid12() RETURNS @extschema@.xid12
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
@@ -722,7 +722,7 @@ BEGIN
                  '@extschema@.idgen_xid12_jumps'::pg_catalog.regclass, '@extschema@.idgen_xid12_jumper'::pg_catalog.regclass, 0::pg_catalog.int8, true);
     END IF;
     -- Behind the clock: jump, waiting for the lock when it is busy, so that an id never carries
-    -- a second before the clock's (portable/README.md "How far behind the clock").
+    -- a second before the clock's (docs/portable.md "How far behind the clock").
     IF (v >> 24) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())) THEN
         v := @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass,
                  '@extschema@.idgen_xid12_jumps'::pg_catalog.regclass, '@extschema@.idgen_xid12_jumper'::pg_catalog.regclass,
@@ -770,8 +770,8 @@ REVOKE EXECUTE ON FUNCTION @extschema@.idgen_xid12_backfill_session() FROM PUBLI
 
 -- An id of the given second (backfills), its pid and counter fields from
 -- idgen_xid12_backfill_seq (c: pid = c >> 24, counter = c & 16777215). Not ordered with
--- gen_xid12()'s ids, and may equal one of them of the same second: portable/README.md
--- "Uniqueness".
+-- gen_xid12()'s ids, and may equal one of them of the same second: docs/portable.md
+-- "Uniqueness: the sequence design".
 CREATE FUNCTION @extschema@.gen_xid12(ts timestamptz) RETURNS @extschema@.xid12
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -1183,7 +1183,7 @@ COMMENT ON FUNCTION @extschema@.rapkey_next(text) IS 'the next key under a prefi
 -- (docs/formats.md §5). The epoch and worker id come from idgen_config.
 
 -- The sequence's value is (unix millisecond << 12 | sequence within it), in unix time so that
--- it does not depend on the epoch: portable/README.md "Uniqueness".
+-- it does not depend on the epoch: docs/portable.md "Uniqueness: the sequence design".
 CREATE SEQUENCE @extschema@.idgen_snowflake_seq AS bigint MINVALUE 0 START 0 NO CYCLE CACHE 1;
 
 -- This session's worker id << 12 and Snowflake epoch, read from idgen_config. IMMUTABLE though
@@ -1253,7 +1253,7 @@ BEGIN
                  '@extschema@.idgen_snowflake_jumps'::pg_catalog.regclass, '@extschema@.idgen_snowflake_jumper'::pg_catalog.regclass, 0::pg_catalog.int8, true);
     END IF;
     -- Behind the clock: jump; when the lock is busy, go on with v unless it is more than
-    -- 100 ms behind, then wait for the lock (portable/README.md "How far behind the clock").
+    -- 100 ms behind, then wait for the lock (docs/portable.md "How far behind the clock").
     IF (v >> 12) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000) THEN
         ms := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
         v := coalesce(@extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass,
@@ -1617,7 +1617,7 @@ COMMENT ON FUNCTION idgen_registry_check_length(text, text, integer) IS 'interna
 -- blocks: the few functions that read the native library's settings or the server's WAL and
 -- control file, which build.py swaps for the blocks of the same names below. The rest of this
 -- file (the edition's own tables and helpers) goes just before the first block, after the
--- registry's tables. docs/portable.md "One seam" says how, portable/README.md why.
+-- registry's tables. docs/portable.md "The writer registry: the seam" says how, portable/README.md why.
 --
 -- Where the native registry reads a setting of its library (pg_idgen.worker_id,
 -- pg_idgen.snowflake_epoch), this edition reads idgen_config: a setting named so is only a

@@ -4,7 +4,7 @@
 CREATE TABLE @extschema@.idgen_config (
     only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
     -- xid12 bytes 4-6. NULL: derived per session from the cluster's system identifier, the
-    -- server's start time and the database (docs in portable/README.md).
+    -- server's start time and the database (docs/portable.md "Uniqueness: the sequence design").
     machine_id integer CHECK (machine_id BETWEEN 0 AND 16777215),
     -- Snowflake worker id. NULL: gen_snowflake() refuses to run (as native with worker_id -1).
     worker_id integer CHECK (worker_id BETWEEN 0 AND 1023),

@@ -1,5 +1,5 @@
--- The clock-following sequences (xid12 and Snowflake), portable/README.md "Uniqueness" and
--- "Security".
+-- The clock-following sequences (xid12 and Snowflake): docs/portable.md "Uniqueness: the
+-- sequence design" and portable/README.md "Security".
 --
 -- Each generator has one sequence whose value carries (time << bits | counter). Only the
 -- installing role has rights on it. Callers reach it through the generators, which are its

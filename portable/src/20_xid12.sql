@@ -256,7 +256,7 @@ END
 $$;
 
 -- Generators ----------------------------------------------------------------------------------
--- The sequence's value is (unix second << 24 | counter): portable/README.md "Uniqueness".
+-- The sequence's value is (unix second << 24 | counter): docs/portable.md "Uniqueness: the sequence design".
 
 CREATE SEQUENCE @extschema@.idgen_xid12_seq AS bigint MINVALUE 0 START 0 NO CYCLE CACHE 1;
 
@@ -314,7 +314,7 @@ $$;
 REVOKE EXECUTE ON FUNCTION @extschema@.idgen_xid12_session() FROM PUBLIC;
 
 -- Hot path: few PL/pgSQL statements, simple expressions. Its parts and their cost:
--- portable/README.md "Measured here".
+-- docs/portable.md "Measured here".
 -- The gate to the sequence (15_sequence.sql): SECURITY DEFINER, EXECUTE granted by the owner.
 CREATE FUNCTION @extschema@.gen_xid12() RETURNS @extschema@.xid12
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
@@ -332,7 +332,7 @@ BEGIN
                  '@extschema@.idgen_xid12_jumps'::pg_catalog.regclass, '@extschema@.idgen_xid12_jumper'::pg_catalog.regclass, 0::pg_catalog.int8, true);
     END IF;
     -- Behind the clock: jump, waiting for the lock when it is busy, so that an id never carries
-    -- a second before the clock's (portable/README.md "How far behind the clock").
+    -- a second before the clock's (docs/portable.md "How far behind the clock").
     IF (v >> 24) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp())) THEN
         v := @extschema@.idgen_sequence_jump('@extschema@.idgen_xid12_seq'::pg_catalog.regclass,
                  '@extschema@.idgen_xid12_jumps'::pg_catalog.regclass, '@extschema@.idgen_xid12_jumper'::pg_catalog.regclass,
@@ -380,8 +380,8 @@ REVOKE EXECUTE ON FUNCTION @extschema@.idgen_xid12_backfill_session() FROM PUBLI
 
 -- An id of the given second (backfills), its pid and counter fields from
 -- idgen_xid12_backfill_seq (c: pid = c >> 24, counter = c & 16777215). Not ordered with
--- gen_xid12()'s ids, and may equal one of them of the same second: portable/README.md
--- "Uniqueness".
+-- gen_xid12()'s ids, and may equal one of them of the same second: docs/portable.md
+-- "Uniqueness: the sequence design".
 CREATE FUNCTION @extschema@.gen_xid12(ts timestamptz) RETURNS @extschema@.xid12
     LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp

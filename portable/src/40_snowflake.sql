@@ -2,7 +2,7 @@
 -- (docs/formats.md §5). The epoch and worker id come from idgen_config.
 
 -- The sequence's value is (unix millisecond << 12 | sequence within it), in unix time so that
--- it does not depend on the epoch: portable/README.md "Uniqueness".
+-- it does not depend on the epoch: docs/portable.md "Uniqueness: the sequence design".
 CREATE SEQUENCE @extschema@.idgen_snowflake_seq AS bigint MINVALUE 0 START 0 NO CYCLE CACHE 1;
 
 -- This session's worker id << 12 and Snowflake epoch, read from idgen_config. IMMUTABLE though
@@ -72,7 +72,7 @@ BEGIN
                  '@extschema@.idgen_snowflake_jumps'::pg_catalog.regclass, '@extschema@.idgen_snowflake_jumper'::pg_catalog.regclass, 0::pg_catalog.int8, true);
     END IF;
     -- Behind the clock: jump; when the lock is busy, go on with v unless it is more than
-    -- 100 ms behind, then wait for the lock (portable/README.md "How far behind the clock").
+    -- 100 ms behind, then wait for the lock (docs/portable.md "How far behind the clock").
     IF (v >> 12) < pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000) THEN
         ms := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
         v := coalesce(@extschema@.idgen_sequence_jump('@extschema@.idgen_snowflake_seq'::pg_catalog.regclass,

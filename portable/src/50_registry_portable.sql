@@ -3,7 +3,7 @@
 -- blocks: the few functions that read the native library's settings or the server's WAL and
 -- control file, which build.py swaps for the blocks of the same names below. The rest of this
 -- file (the edition's own tables and helpers) goes just before the first block, after the
--- registry's tables. docs/portable.md "One seam" says how, portable/README.md why.
+-- registry's tables. docs/portable.md "The writer registry: the seam" says how, portable/README.md why.
 --
 -- Where the native registry reads a setting of its library (pg_idgen.worker_id,
 -- pg_idgen.snowflake_epoch), this edition reads idgen_config: a setting named so is only a

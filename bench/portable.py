@@ -13,13 +13,16 @@ Usage:
       that PostgreSQL: nothing is installed into it), runs, and stops it.
 
 What it prints, in one run (contenders alternate, the order rotating each round; best of N;
-sections 1 and 5 on the backends' CPU time when the server runs on this machine and its /proc is
+sections 1, 1b and 5 on the backends' CPU time when the server runs on this machine and its /proc is
 readable, which other work on a shared machine disturbs much less than the wall clock):
   1. per id (one session, SELECT count(f()) FROM generate_series): portable gen_xid12() and
      gen_snowflake(), gen_random_uuid(), nextval(), native gen_xid12(); ratios portable xid12 /
      uuid (target <= 1.5x), portable xid12 / native xid12, portable snowflake / nextval (target
      <= 10x), and portable xid12 against the 8.6 us an id that issue 37 reports for modfin/pg-xid's
-     xid() (target <= 0.5x; pg-xid itself is not measured here);
+     xid() (target <= 0.5x; pg-xid itself is not measured here); gen_xid12(timestamptz) against
+     gen_xid12();
+  1b. per call (one id a statement, prepared, one round trip each): the same contenders, the
+     backend's CPU time for the statements;
   2. an insert of ROWS rows with the id as the primary key's DEFAULT: portable xid12, native
      xid12, uuid gen_random_uuid(), bigint portable gen_snowflake(); times as ratios to uuid;
   3. pg_relation_size and pg_indexes_size of each of those tables;
@@ -27,8 +30,8 @@ readable, which other work on a shared machine disturbs much less than the wall 
      portable against native;
   5. where gen_xid12()'s time goes: functions of this run (pg_temp) that add its parts one at a
      time (a PL/pgSQL call; SECURITY DEFINER with SET search_path; the xid12 domain's check of
-     the result; nextval(); the shared advisory lock (transaction-level) around it; the block
-     that always aborts, which releases the lock; the clock), each against gen_random_uuid() and gen_xid12() in one run.
+     the result; nextval(); the jump count read before and after it; the clock), each against
+     gen_random_uuid() and gen_xid12() in one run.
 Targets are printed beside their ratios (met / not met). Nothing asserts on timing: the
 exit status is 0 unless something fails to run. --quick is a smoke-test scale (20k rows).
 The tables (bench_portable_*) are dropped at the end.
@@ -62,7 +65,7 @@ class Scale:
     page_rounds: int
 
 
-FULL = Scale(gen_calls=300_000, gen_rounds=7, rows=1_000_000, insert_rounds=3, page_reps=2_000, page_rounds=7)
+FULL = Scale(gen_calls=100_000, gen_rounds=7, rows=1_000_000, insert_rounds=3, page_reps=2_000, page_rounds=7)
 QUICK = Scale(gen_calls=20_000, gen_rounds=3, rows=20_000, insert_rounds=1, page_reps=200, page_rounds=3)
 
 
@@ -139,11 +142,35 @@ def generate(p, n, s: Scale) -> tuple[dict[str, float], str]:
         "nextval()": timer(p, sql.format("nextval('bench_portable_seq')")),
         "portable gen_xid12()": timer(p, sql.format("idgen.gen_xid12()")),
         "portable gen_snowflake()": timer(p, sql.format("idgen.gen_snowflake()")),
+        "portable gen_xid12(timestamptz)": timer(p, sql.format("idgen.gen_xid12(now())")),
         "native gen_xid12()": timer(n, sql.format("gen_xid12()")),
     }
     t = alternate(cases, s.gen_rounds)
     p.execute("DROP SEQUENCE bench_portable_seq")
     return {k: min(v) / count * 1e6 for k, v in t.items()}, what
+
+
+def per_call(p, s: Scale) -> tuple[dict[str, float], str]:
+    """Best us a statement of one id each (SELECT f(), prepared, one round trip a call)."""
+    p.execute("DROP SEQUENCE IF EXISTS bench_portable_seq")
+    p.execute("CREATE SEQUENCE bench_portable_seq")
+    calls = max(s.gen_calls // 50, 200)
+    make, what = cpu_timer(p)
+
+    def case(expr: str):
+        def run() -> float:
+            path = schedstat(p) if what != "wall clock" else None
+            start = int(open(path).read().split()[0]) if path else time.perf_counter_ns()
+            for _ in range(calls):
+                p.execute(f"SELECT {expr}", prepare=True).fetchone()
+            end = int(open(path).read().split()[0]) if path else time.perf_counter_ns()
+            return (end - start) / 1e9
+        return run
+    cases = {"gen_random_uuid()": case("gen_random_uuid()"), "nextval()": case("nextval('bench_portable_seq')"),
+             "portable gen_xid12()": case("idgen.gen_xid12()"), "portable gen_snowflake()": case("idgen.gen_snowflake()")}
+    t = alternate(cases, s.gen_rounds)
+    p.execute("DROP SEQUENCE bench_portable_seq")
+    return {k: min(v) / calls * 1e6 for k, v in t.items()}, f"{calls:,} statements a round, {what}"
 
 
 INSERTS = {  # name -> (connection: p or n, column type, default)
@@ -216,16 +243,13 @@ PARTS = {  # name -> (returns, options, body): each adds one part to one before 
     "+ SECURITY DEFINER, SET search_path": ("text", GATE, "RETURN '9m4e2mr0ui3e8a215n4g';"),
     "+ xid12 domain check of the result": ("idgen.xid12", GATE, "RETURN '9m4e2mr0ui3e8a215n4g';"),
     "gate + nextval()": ("bigint", GATE, "RETURN pg_catalog.nextval('pg_temp.bench_parts_seq'::pg_catalog.regclass);"),
-    "+ shared lock (transaction-level)": ("bigint", GATE, """
-        v := CASE WHEN pg_catalog.pg_try_advisory_xact_lock_shared(1, 1) THEN pg_catalog.nextval('pg_temp.bench_parts_seq'::pg_catalog.regclass) END;
-        RETURN v;"""),
-    "+ block whose abort releases it": ("bigint", GATE, """
-        BEGIN
-            v := CASE WHEN pg_catalog.pg_try_advisory_xact_lock_shared(1, 1) THEN pg_catalog.nextval('pg_temp.bench_parts_seq'::pg_catalog.regclass) END;
-            RAISE SQLSTATE 'IDG00';
-        EXCEPTION WHEN SQLSTATE 'IDG00' THEN
-            NULL;
-        END;
+    "+ the jump count, read before and after": ("bigint", GATE, """
+        j := pg_catalog.pg_sequence_last_value('pg_temp.bench_parts_jumps'::pg_catalog.regclass);
+        v := pg_catalog.nextval('pg_temp.bench_parts_seq'::pg_catalog.regclass);
+        IF j IS DISTINCT FROM pg_catalog.pg_sequence_last_value('pg_temp.bench_parts_jumps'::pg_catalog.regclass)
+           OR (j & 1) = 1 THEN
+            v := -1;
+        END IF;
         RETURN v;"""),
     "gate + the clock": ("bigint", GATE, "RETURN pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;"),
 }
@@ -233,8 +257,7 @@ PART_BASE = {  # what each part adds to
     "+ SECURITY DEFINER, SET search_path": "a PL/pgSQL call",
     "+ xid12 domain check of the result": "+ SECURITY DEFINER, SET search_path",
     "gate + nextval()": "+ SECURITY DEFINER, SET search_path",
-    "+ shared lock (transaction-level)": "gate + nextval()",
-    "+ block whose abort releases it": "+ shared lock (transaction-level)",
+    "+ the jump count, read before and after": "gate + nextval()",
     "gate + the clock": "+ SECURITY DEFINER, SET search_path",
 }
 
@@ -270,13 +293,15 @@ def cpu_timer(*conns):
 def parts(p, s: Scale) -> tuple[dict[str, float], str]:
     """Best us an id of each part's function, gen_random_uuid() and gen_xid12(), alternating."""
     p.execute("CREATE TEMP SEQUENCE IF NOT EXISTS bench_parts_seq")
+    p.execute("CREATE TEMP SEQUENCE IF NOT EXISTS bench_parts_jumps START 2 INCREMENT 2")
+    p.execute("SELECT nextval('pg_temp.bench_parts_jumps')")
     sql = "SELECT count({}) FROM generate_series(1, %d)" % s.gen_calls
     timer, what = cpu_timer(p)
     cases = {"gen_random_uuid()": timer(p, sql.format("gen_random_uuid()")),
              "portable gen_xid12()": timer(p, sql.format("idgen.gen_xid12()"))}
     for i, (name, (returns, options, body)) in enumerate(PARTS.items()):
         p.execute(f"CREATE OR REPLACE FUNCTION pg_temp.bench_part_{i}() RETURNS {returns} LANGUAGE plpgsql {options} AS $b$"
-                  f" DECLARE v bigint; locked boolean := false; BEGIN {body} END $b$")
+                  f" DECLARE v bigint; j bigint; BEGIN {body} END $b$")
         cases[name] = timer(p, sql.format(f"pg_temp.bench_part_{i}()"))
     t = alternate(cases, s.gen_rounds)
     return {k: min(v) / s.gen_calls * 1e6 for k, v in t.items()}, what
@@ -317,7 +342,20 @@ def run(pdsn: str, ndsn: str, s: Scale, quick: bool) -> None:
         print(f"  portable gen_xid12 / native gen_xid12     {xn:6.1f}x")
         print(f"  portable gen_xid12 / pg-xid's 8.6 us      {xp:6.2f}x   target <= 0.5x: {mark(xp <= 0.5)} "
               "(8.6 us: the figure issue 37 reports; pg-xid not measured here)")
-        print(f"  portable gen_snowflake / nextval          {sn:6.2f}x   target <= 10x: {mark(sn <= 10)}", flush=True)
+        print(f"  portable gen_snowflake / nextval          {sn:6.2f}x   target <= 10x: {mark(sn <= 10)}")
+        print(f"  portable gen_xid12(timestamptz) / gen_xid12() "
+              f"{us['portable gen_xid12(timestamptz)'] / us['portable gen_xid12()']:6.2f}x", flush=True)
+
+        t0 = time.perf_counter()
+        us, what = per_call(p, s)
+        print(f"\n1b. per call: one id a statement (SELECT f(), prepared), best of {s.gen_rounds}, {what} "
+              f"({time.perf_counter() - t0:.0f} s)")
+        for k, v in us.items():
+            print(f"  {k:26} {v:6.2f} us")
+        print(f"  portable gen_xid12 / gen_random_uuid      {us['portable gen_xid12()'] / us['gen_random_uuid()']:6.2f}x"
+              f"   target <= 1.5x: {mark(us['portable gen_xid12()'] / us['gen_random_uuid()'] <= 1.5)}")
+        print(f"  portable gen_snowflake / nextval          {us['portable gen_snowflake()'] / us['nextval()']:6.2f}x",
+              flush=True)
 
         t0 = time.perf_counter()
         conns = {"p": p, "n": n}
@@ -351,12 +389,11 @@ def run(pdsn: str, ndsn: str, s: Scale, quick: bool) -> None:
         for k, v in us.items():
             added = f"{v - us[PART_BASE[k]]:+6.2f} us" if k in PART_BASE else ""
             print(f"  {k:36} {v:6.2f} us  {added}")
-        required = (us["+ block whose abort releases it"] + us["+ xid12 domain check of the result"] - us[PART_BASE["+ xid12 domain check of the result"]]
+        required = (us["+ the jump count, read before and after"]
+                    + us["+ xid12 domain check of the result"] - us[PART_BASE["+ xid12 domain check of the result"]]
                     + us["gate + the clock"] - us[PART_BASE["gate + the clock"]])
-        unguarded = required - us["+ block whose abort releases it"] + us["+ shared lock (transaction-level)"]
-        print(f"  the gate's required parts together  {required:6.2f} us  ({required / uuid:.2f}x gen_random_uuid;"
-              f" {unguarded:.2f} us, {unguarded / uuid:.2f}x, without the block)")
-        print(f"  gen_xid12 adds its cache, last 3 characters and jump test: {xid - required:+.2f} us")
+        print(f"  the gate's required parts together  {required:6.2f} us  ({required / uuid:.2f}x gen_random_uuid)")
+        print(f"  gen_xid12 adds its lookups and text: {xid - required:+.2f} us")
     print(f"\n{time.perf_counter() - started:.0f} s in all; no timing assertions (a shared machine: read the ratios)")
 
 

@@ -48,7 +48,8 @@
 # as rapkey; run where its row of tests/regress/suites says, after setup on the preloaded
 # cluster), isolation (tests/isolation/specs: rapkey_next under contention, the registry's last
 # slot), a client test file (such as test_xid12.py or test_registry.py), rust-client, node (the
-# TypeScript client), java (the Java client, scripts/test_java.sh), go (the Go client, scripts/test_go.sh), portable (the portable SQL edition, tests/portable/run.sh), cross-major, reliability (or reliability:SCENARIO, see reliability.sh),
+# TypeScript client), java (the Java client, scripts/test_java.sh), go (the Go client, scripts/test_go.sh),
+# interop (each client's ids read by the others and the server, tests/interop/run.sh), portable (the portable SQL edition, tests/portable/run.sh), cross-major, reliability (or reliability:SCENARIO, see reliability.sh),
 # failover (scripts/failover.sh), citus, recipes, bench, packaging (the release check,
 # reinstalling under load, the .deb packages, make installcheck, the PGXN zip).
 # The fast tier touches no PostgreSQL and no cluster: it does not wait for the other scripts' lock.
@@ -165,7 +166,7 @@ if [ "$FAST" = yes ]; then
     # shellcheck disable=SC2086
     ensure_packages $LINT_PACKAGES
     say "fast tier: shellcheck of scripts/*.sh and .ci/run, ruff check of the Python"
-    (cd "$ROOT" && shellcheck -x -P scripts scripts/*.sh tests/portable/*.sh .ci/run)
+    (cd "$ROOT" && shellcheck -x -P scripts scripts/*.sh tests/portable/*.sh tests/interop/*.sh .ci/run)
     (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard -- '*.py' |
         xargs -0 "$ROOT/.venv/bin/ruff" check --no-cache -q)
     say "fast tier: the tree checks can fail (tests/scripts: the map, the release check)"
@@ -190,9 +191,9 @@ wants() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 wants_regress() { [ -z "$ONLY" ] || grep -qxF -- "$ONLY" <<<"$REGRESS_SUITES"; }
 wants_client() { [ -z "$ONLY" ] || grep -qxF -- "${ONLY##*/}" <<<"$CLIENT_FILES"; }
 case $ONLY in
-    "" | lint | core | in-database | isolation | rust-client | node | java | go | portable | cross-major | reliability | reliability:* | failover | citus | recipes | bench | packaging) ;;
+    "" | lint | core | in-database | isolation | rust-client | node | java | go | interop | portable | cross-major | reliability | reliability:* | failover | citus | recipes | bench | packaging) ;;
     *) wants_regress || wants_client ||
-        die "unknown suite '$ONLY' (lint, core, in-database, isolation, rust-client, node, java, go, portable, cross-major, reliability, failover, citus, recipes, bench, packaging, a file in tests/regress/sql, tests/client or clients/python/tests/server)" ;;
+        die "unknown suite '$ONLY' (lint, core, in-database, isolation, rust-client, node, java, go, interop, portable, cross-major, reliability, failover, citus, recipes, bench, packaging, a file in tests/regress/sql, tests/client or clients/python/tests/server)" ;;
 esac
 # The clients' own suites (the Python client's tests, the Rust client crate's, the TypeScript
 # client's, with their ORMs and frameworks) test the clients, not the server version: they run
@@ -367,7 +368,7 @@ test_version() {
         lap in-database
     fi
 
-    wants_regress || wants isolation || wants_client || wants rust-client || wants packaging || wants node || wants java || wants go || wants portable || return 0
+    wants_regress || wants isolation || wants_client || wants rust-client || wants packaging || wants node || wants java || wants go || wants interop || wants portable || return 0
     # The system's PostgreSQL gets the release build, the one its users' servers should load,
     # through the documented install and package commands; the private builds get the release
     # build too, which their .deb packages.
@@ -443,6 +444,11 @@ test_version() {
         say "PostgreSQL $PG_MAJOR: Go client (clients/go), pgx v5 and lib/pq"
         PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT bash "$ROOT/scripts/test_go.sh"
         lap go
+    fi
+    if wants interop && { clients_here || [ -n "$ONLY" ]; }; then
+        say "PostgreSQL $PG_MAJOR: ids of each client read by the others and the server (tests/interop/run.sh)"
+        PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT bash "$ROOT/tests/interop/run.sh"
+        lap interop
     fi
 
     stop_cluster test

@@ -19,7 +19,7 @@ export PG_IDGEN_VECTORS=$ROOT/tests/vectors
 echo "clients/go: gofmt, go vet ($(go_env "$GO_BIN" version | cut -d' ' -f3))"
 unformatted=$(go_env "$GO_ROOT/bin/gofmt" -l .)
 [ -z "$unformatted" ] || die "gofmt would change: $unformatted"
-go_env "$GO_BIN" vet .
+go_env "$GO_BIN" vet . ./cmd/interop
 if [ -z "${PG_IDGEN_HOST:-}" ] || [ -z "${PG_IDGEN_PORT:-}" ]; then
     echo "clients/go: unit tests (PG_IDGEN_HOST/PG_IDGEN_PORT not set: no server tests)"
     unset PG_IDGEN_HOST PG_IDGEN_PORT

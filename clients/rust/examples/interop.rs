@@ -31,7 +31,12 @@ fn read(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
                 let x = Xid::parse(value)?;
                 let m = x.machine();
                 let machine = u32::from_be_bytes([0, m[0], m[1], m[2]]);
-                out.push(format!("x {x} {} {machine} {} {}", x.unix_seconds(), x.pid(), x.counter()));
+                out.push(format!(
+                    "x {x} {} {machine} {} {}",
+                    x.unix_seconds(),
+                    x.pid(),
+                    x.counter()
+                ));
                 xids.push(x);
             } else {
                 let s: i64 = value.parse()?;

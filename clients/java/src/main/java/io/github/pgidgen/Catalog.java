@@ -59,20 +59,16 @@ final class Catalog {
 
     /**
      * {edition, schema} of this connection's database by EDITION_QUERY (sent unnamed, bounded by
-     * the query timeout); RegistryException when pg_idgen is not installed. Commits when the
-     * connection is not in autocommit.
+     * the query timeout); RegistryException when pg_idgen is not installed.
      */
     static String[] find(Connection c, int timeoutSeconds) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(EDITION_QUERY)) {
             if (ps.isWrapperFor(PGStatement.class)) ps.unwrap(PGStatement.class).setPrepareThreshold(0);
             ps.setQueryTimeout(timeoutSeconds);
-            String[] found;
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) throw new RegistryException(RegistryWords.of("not_installed"));
-                found = new String[] {rs.getString("edition"), rs.getString("schema")};
+                return new String[] {rs.getString("edition"), rs.getString("schema")};
             }
-            if (!c.getAutoCommit()) c.commit();
-            return found;
         }
     }
 

@@ -292,11 +292,12 @@ public final class EdgeStore {
                     "release_call", "release(connection)"));
         }
         String w = writer != null ? writer : device;
+        String leaseText = Registry.leaseText(lease);
         Grant g = server(pg, schema -> {
             try (PreparedStatement ps = serverStatement(pg, Registry.statement(schema, lease == null ? "acquireDefault" : "acquire"))) {
                 ps.setString(1, kind);
                 ps.setString(2, w);
-                if (lease != null) ps.setString(3, Registry.leaseText(lease));
+                if (lease != null) ps.setString(3, leaseText);
                 ps.setString(lease == null ? 3 : 4, pool);
                 return grantOf(ps);
             }
@@ -353,6 +354,7 @@ public final class EdgeStore {
                 update("UPDATE pg_idgen_edge SET attempt = ? WHERE kind = ?", attempt, kind);
             }
         }
+        String lease = renew == null ? null : Registry.leaseText(renew);
         Long lastUs = renew == null ? prepareRelease()[1] : r.lastUs;
         String lastTime = lastUs == null ? null : at(lastUs).toString();
         long[] answer = server(pg, schema -> {
@@ -381,7 +383,7 @@ public final class EdgeStore {
             try (PreparedStatement ps = serverStatement(pg, Registry.statement(schema, "renew"))) {
                 ps.setLong(1, r.grantId);
                 ps.setLong(2, r.token);
-                ps.setString(3, Registry.leaseText(renew));
+                ps.setString(3, lease);
                 return new long[] {count, grantOf(ps).hiUs()};
             }
         });
@@ -415,8 +417,9 @@ public final class EdgeStore {
         try (ResultSet rs = ps.executeQuery()) {
             if (!rs.next()) throw new RegistryException("the writer registry answered no row");
             long epoch = rs.getLong("epoch_ms");
+            Long epochMs = rs.wasNull() ? null : epoch;
             return new Grant(rs.getLong("grant_id"), rs.getLong("token"), rs.getString("kind"), rs.getInt("slot"),
-                    rs.getLong("lo_t"), rs.getLong("hi_t"), rs.wasNull() ? null : epoch, 0, 0, 0, 0);
+                    rs.getLong("lo_t"), rs.getLong("hi_t"), epochMs, 0, 0, 0, 0);
         }
     }
 
@@ -425,6 +428,14 @@ public final class EdgeStore {
      * 23505 as DeviceConflict (kept in the file: no more ids), a lost connection as
      * RegistryUnavailable.
      */
+    private static void rollback(Connection pg) {
+        try {
+            pg.rollback();
+        } catch (SQLException gone) {
+            // the connection is lost: so is the transaction
+        }
+    }
+
     private <T> T server(Connection pg, Calls<T> calls) throws SQLException {
         boolean auto = pg.getAutoCommit();
         if (!auto && pg.isWrapperFor(BaseConnection.class)
@@ -436,12 +447,11 @@ public final class EdgeStore {
             T out = calls.run(Catalog.find(pg, 0)[1]);
             pg.commit();
             return out;
+        } catch (RuntimeException e) {
+            rollback(pg); // never committed by the autocommit restored below
+            throw e;
         } catch (SQLException e) {
-            try {
-                pg.rollback();
-            } catch (SQLException gone) {
-                // the connection is lost: so is the transaction
-            }
+            rollback(pg);
             if ("23505".equals(e.getSQLState()) && e instanceof PSQLException p && p.getServerErrorMessage() != null) {
                 ServerErrorMessage m = p.getServerErrorMessage();
                 String kept = RegistryWords.of("edge.kept", "message", m.getMessage(), "detail", m.getDetail());

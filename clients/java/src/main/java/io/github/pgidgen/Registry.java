@@ -411,6 +411,7 @@ public final class Registry implements AutoCloseable {
 
     private void findSchema(Connection c, long end) throws SQLException {
         String[] found = Catalog.find(c, (int) Math.max((left(end) + 999_999_999L) / 1_000_000_000L, 1));
+        if (!c.getAutoCommit()) c.commit();
         edition = found[0];
         schema = found[1];
     }

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The Java client (clients/java, Maven artifact io.github.pgidgen:pg-idgen): compiles it with
-# javac against Debian's packaged jars (pgjdbc, JUnit 5: no Maven Central here; the pom.xml is
-# what users build with), runs its unit tests (no server; they include the shared vectors of
-# tests/vectors) with the JUnit console launcher. With --server VERSION it also starts a
-# throwaway cluster of its own on 127.0.0.1 (pgjdbc speaks TCP) with the extension installed
-# (--installed: already installed into that version, as test.sh does), a PgBouncer in
-# transaction mode in front of it, and runs the server tests and the measurements.
+# javac against Debian's packaged jars (pgjdbc, the SQLite JDBC driver of the edge store, JUnit 5:
+# no Maven Central here; the pom.xml is what users build with), runs its unit tests (no server;
+# they include the shared vectors of tests/vectors) with the JUnit console launcher. With
+# --server VERSION it also starts a throwaway cluster of its own on 127.0.0.1 (pgjdbc speaks TCP)
+# with the extension installed (--installed: already installed into that version, as test.sh
+# does), a PgBouncer in transaction mode in front of it, and runs the server tests and the
+# measurements.
 #
 #   bash scripts/test_java.sh                       # no server
 #   bash scripts/test_java.sh --server 18 [--installed]
@@ -22,8 +23,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-# Debian's packages, installed once (idempotent): a JDK, pgjdbc, JUnit 5, PgBouncer for the server tests.
-PKGS="libpostgresql-jdbc-java junit5"
+# Debian's packages, installed once (idempotent): a JDK, pgjdbc, the SQLite JDBC driver (xerial's),
+# JUnit 5, PgBouncer for the server tests.
+PKGS="libpostgresql-jdbc-java libxerial-sqlite-jdbc-java junit5"
 [ -z "$SERVER" ] || PKGS="$PKGS pgbouncer maven maven-debian-helper maven-repo-helper"
 command -v javac >/dev/null || PKGS="$PKGS openjdk-17-jdk-headless"
 missing=""
@@ -33,27 +35,30 @@ done
 if [ -n "$missing" ]; then
     echo "clients/java: installing Debian packages:$missing"
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-    $SUDO apt-get update -qq
+    $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
     # shellcheck disable=SC2086
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
 J=/usr/share/java
 CP_MAIN=$J/postgresql.jar
+CP_SQLITE=$J/sqlite-jdbc.jar
 OUT=$ROOT/target/java
 rm -rf "$OUT/classes" "$OUT/test-classes"
 mkdir -p "$OUT"
 PGJDBC=$(find "$J" -maxdepth 1 -name 'postgresql-4*.jar' -printf '%f\n' | sed 's/postgresql-//; s/.jar$//')
-echo "clients/java: javac (Java 17, pgjdbc $PGJDBC)"
+SQLITE_JDBC=$(dpkg-query -W -f='${Version}' libxerial-sqlite-jdbc-java)
+echo "clients/java: javac (Java 17, pgjdbc $PGJDBC, sqlite-jdbc $SQLITE_JDBC)"
 mapfile -t MAIN < <(find "$DIR/src/main/java" -name '*.java')
 mapfile -t TESTS < <(find "$DIR/src/test/java" -name '*.java')
 javac --release 17 -Xlint:all -Werror -d "$OUT/classes" -cp "$CP_MAIN" "${MAIN[@]}"
-# the words of the registry's errors: read from the shared vectors, carried in the jar (pom.xml does the same)
-cp "$ROOT/tests/vectors/registry_errors.json" "$OUT/classes/io/github/pgidgen/"
+# the words of the registry's and the edge store's errors: read from the shared vectors, carried in
+# the jar (pom.xml does the same)
+cp "$ROOT/tests/vectors/registry_errors.json" "$ROOT/tests/vectors/edge_traces.json" "$OUT/classes/io/github/pgidgen/"
 javac --release 17 -Xlint:all,-try -d "$OUT/test-classes" \
     -cp "$OUT/classes:$CP_MAIN:$J/junit-jupiter-api.jar:$J/apiguardian-api.jar:$J/opentest4j.jar:$J/junit-platform-commons.jar" \
     "${TESTS[@]}"
-CP_TEST=$OUT/classes:$OUT/test-classes:$CP_MAIN
+CP_TEST=$OUT/classes:$OUT/test-classes:$CP_MAIN:$CP_SQLITE
 run_junit() {
     java -Dpgidgen.vectors="$ROOT/tests/vectors" -jar "$J/junit-platform-console-standalone.jar" \
         -cp "$CP_TEST" --disable-banner --details=summary --fail-if-no-tests "${JUNIT_SELECT[@]}"
@@ -120,7 +125,9 @@ JUNIT_SELECT=(--scan-classpath "$OUT/test-classes" --include-tag server)
 run_junit
 echo "clients/java: mvn -o package (the pom.xml, offline against Debian's /usr/share/maven-repo through a symlinked copy, with Debian's surefire)"
 M2=$OUT/m2
-[ -d "$M2" ] || cp -rs /usr/share/maven-repo "$M2"
+# (links to what is missing: a copy made before a package was installed gets its artifacts)
+mkdir -p "$M2"
+cp -rsn /usr/share/maven-repo/. "$M2"/
 (cd "$DIR" && mvn -o -q -B -Dmaven.repo.local="$M2" -Dsurefire.version=2.22.3 package)
 ls "$DIR"/target/pg-idgen-*.jar
 echo "clients/java: measurements"

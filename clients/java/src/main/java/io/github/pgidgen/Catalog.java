@@ -1,5 +1,11 @@
 package io.github.pgidgen;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import org.postgresql.PGStatement;
+
 /**
  * Which pg_idgen a database has (tests/vectors/edition_rule.sql: the text below starts with it,
  * byte for byte, then selects its own columns): "native" (the extension) or "portable" (the SQL
@@ -50,6 +56,21 @@ final class Catalog {
               FROM c
              ORDER BY c.rank, c.nspname
              LIMIT 1""";
+
+    /**
+     * {edition, schema} of this connection's database by EDITION_QUERY (sent unnamed, bounded by
+     * the query timeout); RegistryException when pg_idgen is not installed.
+     */
+    static String[] find(Connection c, int timeoutSeconds) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(EDITION_QUERY)) {
+            if (ps.isWrapperFor(PGStatement.class)) ps.unwrap(PGStatement.class).setPrepareThreshold(0);
+            ps.setQueryTimeout(timeoutSeconds);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) throw new RegistryException(RegistryWords.of("not_installed"));
+                return new String[] {rs.getString("edition"), rs.getString("schema")};
+            }
+        }
+    }
 
     static String quoteIdent(String s) {
         return "\"" + s.replace("\"", "\"\"") + "\"";

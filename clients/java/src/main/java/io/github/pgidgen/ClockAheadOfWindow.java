@@ -1,6 +1,10 @@
 package io.github.pgidgen;
 
-/** The clock is past the end of the window even just after a renewal (more than a lease ahead of the server's). */
+/**
+ * The clock is past the end of the window even just after a renewal (more than a lease ahead of
+ * the server's); on an {@link EdgeStore}, the clock is at or past its window's end, or the
+ * window's ids are used up: sync to renew it.
+ */
 public class ClockAheadOfWindow extends ClockOutsideWindow {
     private static final long serialVersionUID = 1L;
 

@@ -1,6 +1,6 @@
 package io.github.pgidgen;
 
-/** The clock is further before the grant's window than the generator waits. */
+/** The clock is further before the grant's window than the generator waits (an {@link EdgeStore} never waits). */
 public class ClockBeforeWindow extends ClockOutsideWindow {
     private static final long serialVersionUID = 1L;
 

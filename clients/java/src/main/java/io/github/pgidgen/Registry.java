@@ -127,7 +127,7 @@ public final class Registry implements AutoCloseable {
         return closed;
     }
 
-    private static String leaseText(Duration lease) {
+    static String leaseText(Duration lease) {
         if (lease == null) return null;
         if (lease.isNegative() || lease.isZero()) throw new IllegalArgumentException("a lease is positive");
         return lease.toMillis() / 1000.0 + " seconds";
@@ -200,6 +200,14 @@ public final class Registry implements AutoCloseable {
     private static final String ROW = "grant_id, token, kind, slot, epoch_ms, lo_t, hi_t, server_time";
 
     private String sql(String name) {
+        return statement(schema, name);
+    }
+
+    /**
+     * The registry's statements on the extension's schema (unquoted), for the Registry and the
+     * edge store: every name qualified, every parameter cast to the function argument's type.
+     */
+    static String statement(String schema, String name) {
         String s = Catalog.quoteIdent(schema);
         switch (name) {
             case "acquire": return "SELECT " + ROW + " FROM " + s + ".idgen_acquire(?::pg_catalog.text, ?::pg_catalog.text, "
@@ -210,6 +218,8 @@ public final class Registry implements AutoCloseable {
                     + "?::pg_catalog.interval)";
             case "release": return "SELECT grant_id FROM " + s + ".idgen_release(?::pg_catalog.int8, ?::pg_catalog.int8, "
                     + "?::pg_catalog.timestamptz)";
+            case "report": return "SELECT " + s + ".idgen_report(?::pg_catalog.int8, ?::pg_catalog.int8, ?::pg_catalog.text, "
+                    + "?::pg_catalog.int8, ?::pg_catalog.timestamptz, ?::pg_catalog.int8)";
             default: throw new IllegalArgumentException(name);
         }
     }
@@ -400,16 +410,9 @@ public final class Registry implements AutoCloseable {
     }
 
     private void findSchema(Connection c, long end) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(Catalog.EDITION_QUERY)) {
-            unnamed(ps, end);
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    throw new RegistryException(RegistryWords.of("not_installed"));
-                }
-                edition = rs.getString("edition");
-                schema = rs.getString("schema");
-            }
-            if (!c.getAutoCommit()) c.commit();
-        }
+        String[] found = Catalog.find(c, (int) Math.max((left(end) + 999_999_999L) / 1_000_000_000L, 1));
+        if (!c.getAutoCommit()) c.commit();
+        edition = found[0];
+        schema = found[1];
     }
 }

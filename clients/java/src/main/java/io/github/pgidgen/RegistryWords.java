@@ -16,9 +16,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The words of the registry's and the generators' errors, read from the shared vectors
- * (tests/vectors/registry_errors.json, "words": each error's "message" template, the face of
- * clients without words of their own), which the jar carries as a resource. A template's
+ * The words of the registry's, the generators' and the edge store's errors, read from the shared
+ * vectors (tests/vectors/registry_errors.json and, named "edge." and their name,
+ * edge_traces.json: "words", each error's "message" template, the face of clients without words
+ * of their own), which the jar carries as resources. A template's
  * {name} is a text as it is; {name:form} a value in a form: at (an Instant, to the millisecond,
  * UTC), s, s1, s3 (seconds, from a value in milliseconds), int.
  */
@@ -30,18 +31,23 @@ final class RegistryWords {
 
     private RegistryWords() {}
 
-    @SuppressWarnings("unchecked")
     private static Map<String, String> load() {
-        try (InputStream in = RegistryWords.class.getResourceAsStream("registry_errors.json")) {
-            if (in == null) throw new IllegalStateException("pg-idgen: the resource registry_errors.json is missing from the jar");
+        Map<String, String> out = new HashMap<>();
+        load("registry_errors.json", "", out);
+        load("edge_traces.json", "edge.", out);
+        return out;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void load(String resource, String prefix, Map<String, String> out) {
+        try (InputStream in = RegistryWords.class.getResourceAsStream(resource)) {
+            if (in == null) throw new IllegalStateException("pg-idgen: the resource " + resource + " is missing from the jar");
             Map<String, Object> v = (Map<String, Object>) Json.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8));
-            Map<String, String> out = new HashMap<>();
             for (Map<String, Object> w : (List<Map<String, Object>>) v.get("words")) {
-                if (w.get("message") != null) out.put((String) w.get("name"), (String) w.get("message"));
+                if (w.get("message") != null) out.put(prefix + w.get("name"), (String) w.get("message"));
             }
-            return out;
         } catch (IOException e) {
-            throw new IllegalStateException("pg-idgen: registry_errors.json could not be read", e);
+            throw new IllegalStateException("pg-idgen: " + resource + " could not be read", e);
         }
     }
 
@@ -53,7 +59,7 @@ final class RegistryWords {
     /** The words `name` says for these values: name, value, name, value, ... */
     static String of(String name, Object... values) {
         String t = TEMPLATES.get(name);
-        if (t == null) throw new IllegalStateException("pg-idgen: no words named " + name + " in registry_errors.json");
+        if (t == null) throw new IllegalStateException("pg-idgen: no words named " + name + " in registry_errors.json or edge_traces.json");
         Map<String, Object> v = new HashMap<>();
         for (int i = 0; i < values.length; i += 2) v.put((String) values[i], values[i + 1]);
         Matcher m = PLACEHOLDER.matcher(t);

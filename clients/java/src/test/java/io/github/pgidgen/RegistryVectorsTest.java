@@ -19,17 +19,15 @@ import org.junit.jupiter.api.Test;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.ServerErrorMessage;
 
-/** tests/vectors/grant_traces.json, registry_errors.json and edition_rule.sql. */
+/** tests/vectors/grant_traces.json, registry_errors.json and edition_rule.sql (edge_*.json: EdgeVectorsTest). */
 @SuppressWarnings("unchecked")
 class RegistryVectorsTest {
     /** Vector files this client has no runner for, each with the reason; any other file needs one. */
     private static final Map<String, String> NOT_HERE = Map.of(
-            "edge_store.json", "no edge store in the Java client (clients/java/README.md)",
-            "edge_traces.json", "no edge store in the Java client (clients/java/README.md)",
             "generate.py", "the generator, not a vector",
             "README.md", "the vectors' description");
     private static final Set<String> RUN = Set.of("xid12.json", "rapkey.json", "snowflake.json", "grant_traces.json",
-            "registry_errors.json", "edition_rule.sql");
+            "registry_errors.json", "edition_rule.sql", "edge_store.json", "edge_traces.json");
 
     @Test
     void everyVectorFileRunsOrSaysWhyNot() throws Exception {

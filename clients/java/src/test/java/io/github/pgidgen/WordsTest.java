@@ -35,8 +35,10 @@ class WordsTest {
 
     @Test
     void theJarCarriesTheVectorsWords() throws Exception {
-        try (InputStream in = RegistryWords.class.getResourceAsStream("registry_errors.json")) {
-            assertArrayEquals(Files.readAllBytes(Vectors.dir().resolve("registry_errors.json")), in.readAllBytes());
+        for (String f : List.of("registry_errors.json", "edge_traces.json")) {
+            try (InputStream in = RegistryWords.class.getResourceAsStream(f)) {
+                assertArrayEquals(Files.readAllBytes(Vectors.dir().resolve(f)), in.readAllBytes(), f);
+            }
         }
     }
 

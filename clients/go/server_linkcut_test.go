@@ -379,8 +379,10 @@ func TestServerLinkCut(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// While the link was down: A failed within the bound, and no call took longer.
+	// While the link was down: A made no id past its window, failed within the bound, and no
+	// call took longer.
 	a := readLinkCut(out)
+	insideOwnWindows(t, conn, "cut-A", a.ids)
 	var afterEnd []linkCutCall
 	for _, e := range a.errors {
 		if !e.end().Before(hi.Add(-500 * time.Millisecond)) {
@@ -388,8 +390,8 @@ func TestServerLinkCut(t *testing.T) {
 		}
 	}
 	if len(afterEnd) == 0 {
-		t.Fatalf("writer A failed nothing in the %s since its window ended: NextID is blocked on the cut link",
-			time.Since(hi).Round(time.Millisecond))
+		t.Fatalf("writer A failed nothing in the %s since its window ended (%d ids, %d at the cut): NextID is blocked on the cut link",
+			time.Since(hi).Round(time.Millisecond), len(a.ids), atCut)
 	}
 	first := afterEnd[0].end().Sub(hi)
 	var longest time.Duration

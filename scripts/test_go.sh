@@ -45,6 +45,8 @@ LC_MADE=no
 link_cut_cleanup() {
     [ "$LC_MADE" = yes ] || return 0
     stop_cluster go-link-cut
+    # A writer the test left in the namespace (a test killed by its timeout): its process ids.
+    ip netns pids "$LC_NS" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
     ip link del "$LC_HOST_IF" 2>/dev/null || true
     ip netns del "$LC_NS" 2>/dev/null || true
 }
@@ -77,15 +79,16 @@ link_cut_setup() {
     ip netns exec "$LC_NS" ip addr add "$LC_NS_IP/30" dev "$LC_NS_IF"
     ip netns exec "$LC_NS" ip link set "$LC_NS_IF" up
     ip netns exec "$LC_NS" ip link set lo up
-    BINDIR=$bindir
+    BINDIR=$bindir # start_cluster's PostgreSQL
     start_cluster go-link-cut "$LC_PORT" preload "pg_idgen.worker_id = 5"
     stop_cluster go-link-cut
     # Also on this side's veth address, and only the namespace's address admitted there.
     as_postgres tee -a "$CLUSTERS/go-link-cut/data/postgresql.conf" >/dev/null <<<"listen_addresses = '$LC_HOST_IP'"
     as_postgres tee -a "$CLUSTERS/go-link-cut/data/pg_hba.conf" >/dev/null <<<"host all postgres $LC_NS_IP/32 trust"
     restart_cluster go-link-cut
+    PG_IDGEN_LINKCUT_SOCK=$(socket_dir go-link-cut)
     export PG_IDGEN_LINKCUT_NS=$LC_NS PG_IDGEN_LINKCUT_IF=$LC_HOST_IF PG_IDGEN_LINKCUT_ADDR=$LC_HOST_IP \
-        PG_IDGEN_LINKCUT_SOCK=$(socket_dir go-link-cut) PG_IDGEN_LINKCUT_PORT=$LC_PORT
+        PG_IDGEN_LINKCUT_SOCK PG_IDGEN_LINKCUT_PORT=$LC_PORT
     echo "clients/go: the link cut's namespace $LC_NS ($LC_NS_IP) over $LC_HOST_IF ($LC_HOST_IP), cluster on port $LC_PORT"
 }
 link_cut_setup

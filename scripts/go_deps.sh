@@ -2,6 +2,7 @@
 # The Go client's toolchain and libraries, all from Debian (sourced by scripts/test_go.sh).
 # Nothing reaches the Go module proxy (GOPROXY=off) and nothing is vendored into the repository:
 #   - rs/xid, lib/pq, mattn/go-sqlite3, google/uuid, x/text, x/sync: bookworm's packages;
+#   - iproute2 (`ip`): the link-cut test's network namespace and veth pair (scripts/test_go.sh);
 #   - pgx v5 (5.9) and what only it needs (puddle v2, pgservicefile, pgpassfile), and Go 1.26
 #     (golang-1.26-go, statically linked): unstable's binary packages, downloaded with a private
 #     apt state (the machine's sources are not touched) and unpacked into target/go (never
@@ -15,7 +16,7 @@ GO_DEPS_DIR=$ROOT/target/go
 GO_GOPATH=$GO_DEPS_DIR/gopath
 GO_ROOT=$GO_DEPS_DIR/root/usr/lib/go-1.26
 GO_BIN=$GO_ROOT/bin/go
-GO_SYSTEM_PACKAGES="golang-github-rs-xid-dev golang-github-lib-pq-dev golang-github-mattn-go-sqlite3-dev golang-github-google-uuid-dev golang-golang-x-text-dev golang-golang-x-sync-dev libsqlite3-dev pgbouncer"
+GO_SYSTEM_PACKAGES="golang-github-rs-xid-dev golang-github-lib-pq-dev golang-github-mattn-go-sqlite3-dev golang-github-google-uuid-dev golang-golang-x-text-dev golang-golang-x-sync-dev libsqlite3-dev pgbouncer iproute2"
 GO_SID_PACKAGES="golang-1.26-go golang-1.26-src golang-github-jackc-pgx-v5-dev golang-github-jackc-puddle-v2-dev golang-github-jackc-pgservicefile-dev golang-github-jackc-pgpassfile-dev"
 
 ensure_go_deps() {

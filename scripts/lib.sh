@@ -39,6 +39,7 @@ declare -A PORTS=(
     [portable-upgrade]=$((TEST_PORT - 18)) # tests/portable/upgrade.sh: the portable upgrade path
     [portable-regress]=$((TEST_PORT - 19)) # tests/portable/regress.sh: the native suites against it
     [portable-readme]=$((TEST_PORT - 20)) # tests/portable/readme_block.sh, when test.sh runs it
+    [go-link-cut]=$((TEST_PORT - 21)) # scripts/test_go.sh: the Go link-cut test's cluster (also on a veth address)
     [java]=$((TEST_PORT - 23))         # scripts/test_java.sh: the Java client's cluster (on 127.0.0.1)
     [java-bouncer]=$((TEST_PORT - 24)) # and its PgBouncer in transaction mode
     [upgrade-old]=$TEST_PORT

@@ -442,7 +442,7 @@ test_version() {
     fi
     if wants go && { clients_here || [ -n "$ONLY" ]; }; then
         say "PostgreSQL $PG_MAJOR: Go client (clients/go), pgx v5 and lib/pq"
-        PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT bash "$ROOT/scripts/test_go.sh"
+        PG_IDGEN_HOST=$(socket_dir test) PG_IDGEN_PORT=$PORT PG_IDGEN_BINDIR=$BINDIR bash "$ROOT/scripts/test_go.sh"
         lap go
     fi
     if wants interop && { clients_here || [ -n "$ONLY" ]; }; then

@@ -20,6 +20,7 @@ export {
 } from './grant.js';
 export {
   Registry, type RegistryOptions, type RegistryConnectionConfig, type GrantOptions, type Grant, GrantSnowflake,
-  GrantXid, grantOffsetSeconds, registryErrorOf,
+  GrantXid, grantOffsetSeconds,
 } from './registry.js';
+export { registryErrorOf } from './protocol.js';
 export { type Edition, ExtensionMissingError, type IdgenTypeInfo, type Queryable, lookupTypes } from './catalog.js';

@@ -12,6 +12,10 @@
 // renew throws instead of going on. Each refusal of the registry has its own SQLSTATE and its
 // own error class (grant.ts, REGISTRY_ERRORS; tests/vectors/registry_errors.json).
 //
+// What goes over the wire and what comes back is protocol.ts's: the statements and the schema
+// they are made for, the lease's interval text, the grant row read, a server error's class and
+// every error's words. This module runs them: the pool, the bounds, the retries, the timers.
+//
 // No call waits on the network past its bounds: every statement is abandoned after `timeout`
 // (5 s by default; node-postgres's query_timeout too, which drops the stuck connection from its
 // pool); at the window's end an id waits at most `renewWait` (1 s by default) for the renewal
@@ -27,16 +31,20 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { threadId } from 'node:worker_threads';
 import { randomInt } from 'node:crypto';
-import { EDITION_QUERY, type Queryable, quoteIdent } from './catalog.js';
+import { EDITION_QUERY, type Queryable } from './catalog.js';
+import {
+  type GrantRow, type Statements, leaseParam, readGrantRow, registryErrorOf, statementsOf,
+} from './protocol.js';
 import * as words from './protocol.js';
 import {
-  ClockAheadOfWindow, ClockBeforeWindow, GrantLost, REGISTRY_ERRORS, RegistryError, RegistryFenced, RegistryUnavailable,
-  SnowflakeGrantState, StepKind, XidGrantState, fencedUntil, isoMs,
+  ClockAheadOfWindow, ClockBeforeWindow, GrantLost, RegistryError, RegistryUnavailable,
+  SnowflakeGrantState, StepKind, XidGrantState, isoMs,
 } from './grant.js';
 import { sleepSync, snowflakeTime } from './snowflake.js';
 import { MAX_COUNTER, type Xid, defaultPid } from './xid.js';
 
 export type { Queryable } from './catalog.js';
+export { registryErrorOf } from './protocol.js';
 
 export interface RegistryOptions {
   /** This writer's name in the registry; default "<host name>:<pid>" (":t<threadId>" added in a worker thread). */
@@ -80,20 +88,13 @@ export interface GrantOptions {
  */
 export type RegistryConnectionConfig = string | Record<string, unknown>;
 
-/** One grant as the registry returned it. lo/hi in the kind's id-time (Snowflake: ms since epochMs; xid12: unix seconds). */
-export interface Grant {
-  grantId: string;
-  token: string;
-  kind: 'snowflake' | 'xid12';
-  slot: number;
-  lo: number;
-  hi: number;
-  /** The Snowflake epoch the grant's ids use (null for xid12). */
-  epochMs: number | null;
-  loUs: number;
-  hiUs: number;
-  /** The server's clock (unix µs) when it answered; this writer's clock and monotonic ms then; the round trip in ms. */
-  serverUs: number;
+/**
+ * One grant as the registry returned it (GrantRow: lo/hi in the kind's id-time, Snowflake ms
+ * since epochMs, xid12 unix seconds; the window and the server's clock as unix µs), with this
+ * writer's side of the answer.
+ */
+export interface Grant extends GrantRow {
+  /** This writer's clock (unix µs) and monotonic ms when the server's answer came; the round trip in ms. */
   wallUs: number;
   mono: number;
   rtt: number;
@@ -103,37 +104,6 @@ export interface Grant {
 
 function defaultWriter(): string {
   return `${hostname()}:${process.pid}${threadId === 0 ? '' : `:t${threadId}`}`;
-}
-
-function leaseParam(lease: string | number | undefined): string | null {
-  if (lease === undefined) return null;
-  if (typeof lease === 'string') return lease;
-  if (typeof lease === 'number' && Number.isFinite(lease) && lease > 0) return `${lease} seconds`;
-  throw new TypeError(`a lease is an interval text or a positive number of seconds, not ${String(lease)}`);
-}
-
-/**
- * A database error (node-postgres's or Postgres.js's: `code`, `message`, `severity`, `detail`)
- * as the RegistryError of its SQLSTATE (REGISTRY_ERRORS; another code: a plain RegistryError),
- * with the DETAIL added to the message; null for a connection problem (08xxx, 57Pxx, or no
- * server error at all).
- */
-export function registryErrorOf(e: unknown): RegistryError | null {
-  const err = e as { code?: unknown; message?: unknown; severity?: unknown; detail?: unknown } | null;
-  const code = err?.code;
-  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof err!.severity === 'string') {
-    if (code.startsWith('08') || code.startsWith('57P')) return null;
-    const primary = String(err!.message);
-    const msg = words.serverRefusal(primary, err!.detail);
-    if (code === '42703' && primary.includes('lo_t')) {
-      // idgen_grant's lo_t, hi_t and server_t are new in 0.7.0: an older extension lacks them.
-      return new RegistryError(words.needs070(primary), code, { cause: e });
-    }
-    const Cls = REGISTRY_ERRORS[code] ?? RegistryError;
-    if (Cls === RegistryFenced) return new RegistryFenced(msg, code, { cause: e, until: fencedUntil(primary) });
-    return new Cls(msg, code, { cause: e });
-  }
-  return null;
 }
 
 function sleep(ms: number): Promise<void> {
@@ -152,52 +122,6 @@ function within<T>(p: Promise<T>, ms: number, onTimeout: () => Error): Promise<T
 /** A node-postgres Pool, Client or PoolClient: it takes a query config with query_timeout. */
 function isNodePostgres(db: any): boolean {
   return typeof db.connect === 'function' && ('totalCount' in db || typeof db.connectionParameters === 'object');
-}
-
-interface Statements {
-  acquire: string;
-  acquireDefault: string;
-  renew: string;
-  release: string;
-}
-
-// The moment `text` names, an ISO 8601 timestamp with an offset as PostgreSQL writes it (JSON's
-// form of a timestamptz: "2026-12-04T10:35:12.345678+00:00", or the ISO DateStyle's
-// "2026-12-04 10:35:12.345678+00"), as unix microseconds; NaN when it is not one.
-const ISO_TIMESTAMP = /^"?(\d{4,})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?(?:Z|([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?)"?$/;
-
-/** @internal */
-export function isoToUnixUs(text: string): number {
-  const m = ISO_TIMESTAMP.exec(text);
-  if (m === null) return Number.NaN;
-  const [, y, mo, d, h, mi, s, frac, sign, oh, om, os] = m;
-  const day = new Date(0);
-  day.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
-  day.setUTCHours(Number(h), Number(mi), Number(s), 0);
-  const offsetS = sign === undefined ? 0
-    : (sign === '-' ? -1 : 1) * (Number(oh) * 3600 + Number(om ?? 0) * 60 + Number(os ?? 0));
-  return (day.getTime() / 1000 - offsetS) * 1e6 + (frac === undefined ? 0 : Number(frac.padEnd(6, '0')));
-}
-
-// Every parameter is cast to the exact type of the function's argument, so the call matches the
-// extension's function exactly and no overload another role added to its schema (public, where
-// the extension usually lives) is a better match for node-postgres's untyped parameters.
-function statements(schema: string): Statements {
-  const s = quoteIdent(schema);
-  const text = (n: number) => `$${n}::pg_catalog.text`;
-  const int8 = (n: number) => `$${n}::pg_catalog.int8`;
-  // The window as the server gives it in id-time (lo_t, hi_t: the extension 0.7.0's columns,
-  // the kind's own unit) and the server's clock as text: no arithmetic in SQL. server_time is
-  // read as JSON's text of it, ISO 8601 with microseconds whatever the session's DateStyle.
-  const row = 'grant_id::pg_catalog.text AS grant_id, token::pg_catalog.text AS token, kind, slot, ' +
-    'epoch_ms::pg_catalog.text AS epoch_ms, lo_t::pg_catalog.text AS lo_t, hi_t::pg_catalog.text AS hi_t, ' +
-    'pg_catalog.to_json(server_time)::pg_catalog.text AS server_time';
-  return {
-    acquire: `SELECT ${row} FROM ${s}.idgen_acquire(${text(1)}, ${text(2)}, $3::pg_catalog.interval, ${text(4)})`,
-    acquireDefault: `SELECT ${row} FROM ${s}.idgen_acquire(${text(1)}, ${text(2)}, pool => ${text(3)})`,
-    renew: `SELECT ${row} FROM ${s}.idgen_renew(${int8(1)}, ${int8(2)}, $3::pg_catalog.interval)`,
-    release: `SELECT grant_id FROM ${s}.idgen_release(${int8(1)}, ${int8(2)}, $3::pg_catalog.timestamptz)`,
-  };
 }
 
 /**
@@ -370,14 +294,9 @@ export class Registry {
       try {
         const db = await this.database();
         if (this.sql === null) {
-          // The registry's schema by the edition lookup: the native extension's, or the portable
-          // edition's (its pg_tle extension, or the plain script's schema made by the database
-          // owner or a superuser; a look-alike another role planted is not a candidate).
+          // The registry's schema by the edition lookup (protocol.ts statementsOf).
           const { rows } = await this.query(db, EDITION_QUERY, [], end);
-          if (rows.length !== 1) {
-            throw new RegistryError(words.notInstalled());
-          }
-          this.sql = statements(rows[0].schema);
+          this.sql = statementsOf(rows);
         }
         const sent = performance.now();
         const { rows } = await this.query(db, this.sql[name], params, end);
@@ -395,32 +314,7 @@ export class Registry {
   }
 
   private grant(row: any, rtt: number, sent: number): Grant {
-    const epochMs = row.epoch_ms === null ? null : Number(row.epoch_ms);
-    const kind = row.kind as 'snowflake' | 'xid12';
-    const lo = Number(row.lo_t);
-    const hi = Number(row.hi_t);
-    // The id-time as unix µs: xid12 t·10^6, Snowflake (epoch_ms + t)·10^3.
-    const us = (t: number) => (kind === 'snowflake' ? (epochMs! + t) * 1000 : t * 1e6);
-    const serverUs = isoToUnixUs(String(row.server_time));
-    if (!Number.isFinite(serverUs)) {
-      throw new RegistryError(`the writer registry's answer could not be read: server_time ${String(row.server_time)}`);
-    }
-    return {
-      grantId: row.grant_id,
-      token: row.token,
-      kind,
-      slot: Number(row.slot),
-      epochMs,
-      loUs: us(lo),
-      hiUs: us(hi),
-      lo,
-      hi,
-      serverUs,
-      wallUs: this.clockMs() * 1000,
-      mono: performance.now(),
-      rtt,
-      sent,
-    };
+    return { ...readGrantRow(row), wallUs: this.clockMs() * 1000, mono: performance.now(), rtt, sent };
   }
 
   /** @internal */

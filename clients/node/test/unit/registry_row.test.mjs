@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Registry, RegistryError, registryErrorOf } from '../../dist/index.js';
-import { isoToUnixUs } from '../../dist/registry.js';
+import { isoToUnixUs } from '../../dist/protocol.js';
 
 const SERVER_US = 1796380512345678; // 2026-12-04T10:35:12.345678Z
 

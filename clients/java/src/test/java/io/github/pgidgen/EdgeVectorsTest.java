@@ -103,16 +103,7 @@ class EdgeVectorsTest {
 
     /** A template of edge_traces.json's words with these texts put in (the test's own rendering). */
     private static String words(String name, Map<String, String> values) throws Exception {
-        for (Map<String, Object> w : (List<Map<String, Object>>) Vectors.read("edge_traces.json").get("words")) {
-            if (!w.get("name").equals(name)) continue;
-            String t = (String) w.get("message");
-            for (Map.Entry<String, String> e : values.entrySet()) {
-                t = t.replaceAll("\\{" + e.getKey() + "(:[a-z0-9]+)?\\}", java.util.regex.Matcher.quoteReplacement(e.getValue()));
-            }
-            assertTrue(!t.contains("{"), "a placeholder left in " + t);
-            return t;
-        }
-        throw new AssertionError("no words named " + name);
+        return WordsTest.expected("edge_traces.json", name, values);
     }
 
     @Test

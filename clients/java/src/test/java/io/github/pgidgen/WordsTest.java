@@ -19,9 +19,14 @@ import org.junit.jupiter.api.Test;
  */
 @SuppressWarnings("unchecked")
 class WordsTest {
-    /** A template of the vectors with its placeholders replaced by these texts (the test's own rendering). */
+    /** A template of registry_errors.json's words with its placeholders replaced by these texts (the test's own rendering). */
     static String expected(String name, Map<String, String> values) throws Exception {
-        for (Map<String, Object> w : (List<Map<String, Object>>) Vectors.read("registry_errors.json").get("words")) {
+        return expected("registry_errors.json", name, values);
+    }
+
+    /** The same from another vectors file's words (edge_traces.json). */
+    static String expected(String file, String name, Map<String, String> values) throws Exception {
+        for (Map<String, Object> w : (List<Map<String, Object>>) Vectors.read(file).get("words")) {
             if (!w.get("name").equals(name)) continue;
             String t = (String) w.get("message");
             for (Map.Entry<String, String> e : values.entrySet()) {

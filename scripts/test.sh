@@ -643,6 +643,10 @@ say "all tests passed${ONLY:+ (--only $ONLY)}; seconds per suite and version (ea
 print_timings
 echo "  the versions took $versions_took s of wall time ($LANES at a time); the whole run $SECONDS s${LOAD_PIDS:+, under --load $LOAD (${#LOAD_PIDS[@]} busy loops on $(nproc) cores)}"
 if [ -s "$PG_IDGEN_SKIPS" ]; then
-    say "$(wc -l <"$PG_IDGEN_SKIPS") suite(s) SKIPPED, their sources not found (scripts/vendor.sh; under CI=true this fails):"
-    sed 's/^/  /' "$PG_IDGEN_SKIPS"
+    say "$(cut -f1,3 "$PG_IDGEN_SKIPS" | sort -u | wc -l) suite(s) SKIPPED, their sources not found (scripts/vendor.sh; under CI=true this fails):"
+    # One line a suite and reason, with the versions it was skipped on (vendor_skip's fields).
+    awk -F'\t' '{ k = $1 FS $3; if (!(k in v)) { order[++n] = k; v[k] = "" }
+                   if ($2 != "" && index(" " v[k] ",", " " $2 ",") == 0) v[k] = v[k] (v[k] == "" ? "" : ", ") $2 }
+                 END { for (i = 1; i <= n; i++) { split(order[i], p, FS)
+                         print "  " p[1] (v[order[i]] == "" ? "" : " (PostgreSQL " v[order[i]] ")") ": " p[2] } }' "$PG_IDGEN_SKIPS"
 fi

@@ -11,7 +11,8 @@
 #      (default /var/cache/pg_idgen/vendor) and kept only if its files are the pinned ones (the
 #      table's tree sha256, see vendor_tree_sha256).
 # vendor_skip SUITE REASON: the one line that says a suite is skipped and why, also appended to
-# PG_IDGEN_SKIPS (scripts/test.sh lists that file at the end of a run); under CI=true a skip is a
+# PG_IDGEN_SKIPS as SUITE, PostgreSQL major (when known) and REASON, tab-separated (scripts/test.sh
+# lists each suite and reason once at the end of a run, with the versions it was skipped on); under CI=true a skip is a
 # failure instead (CI must run every suite).
 VENDOR_CACHE=${PG_IDGEN_VENDOR_CACHE:-/var/cache/pg_idgen/vendor}
 VENDOR_TARBALL=""
@@ -78,9 +79,9 @@ vendor_source() {
 vendor_skip() {
     local suite=$1 reason=$2
     if [ "${CI:-}" = true ]; then
-        [ -z "${PG_IDGEN_SKIPS:-}" ] || echo "$suite: NOT RUN under CI=true: $reason" >>"$PG_IDGEN_SKIPS"
+        [ -z "${PG_IDGEN_SKIPS:-}" ] || printf '%s\t%s\t%s\n' "$suite" "${PG_MAJOR:-}" "NOT RUN under CI=true: $reason" >>"$PG_IDGEN_SKIPS"
         die "CI=true: the $suite suite must run, but $reason"
     fi
     say "skipping the $suite suite: $reason"
-    [ -z "${PG_IDGEN_SKIPS:-}" ] || echo "$suite: $reason" >>"$PG_IDGEN_SKIPS"
+    [ -z "${PG_IDGEN_SKIPS:-}" ] || printf '%s\t%s\t%s\n' "$suite" "${PG_MAJOR:-}" "$reason" >>"$PG_IDGEN_SKIPS"
 }

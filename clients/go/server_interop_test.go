@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,7 +71,20 @@ pidfile = %s/pgbouncer.pid
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	// runuser forks pgbouncer and waits for it: a SIGKILL to runuser alone would leave
+	// pgbouncer running (holding its port, and whatever descriptors it inherited, such as the
+	// test scripts' lock). SIGTERM: runuser passes it on to pgbouncer and exits after it.
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}()
 	bdsn := fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=%s sslmode=disable", bport, db)
 	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
 		if c, err := pgx.Connect(ctx, bdsn); err == nil {

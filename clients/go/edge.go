@@ -3,9 +3,13 @@ package idgen
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/rs/xid"
@@ -16,7 +20,9 @@ import (
 
 // Edge refusals: no id is made and the row is unchanged.
 type (
-	// EdgeCloned: the registry found this state on another device.
+	// EdgeCloned: the registry found this state on another device (23505 at a Sync, then
+	// every NextID of the grant). It unwraps to a *DeviceConflict, which unwraps to the
+	// *RegistryError: errors.As finds it as either.
 	EdgeCloned struct{ *RegistryError }
 	// EdgeClockBeforeWindow: the clock is before the window (offline there is no waiting).
 	EdgeClockBeforeWindow struct{ *RegistryError }
@@ -28,7 +34,7 @@ type (
 	}
 )
 
-func (e *EdgeCloned) Unwrap() error            { return e.RegistryError }
+func (e *EdgeCloned) Unwrap() error            { return &DeviceConflict{e.RegistryError} }
 func (e *EdgeClockBeforeWindow) Unwrap() error { return e.RegistryError }
 func (e *EdgeWindowEnded) Unwrap() error       { return e.RegistryError }
 
@@ -41,6 +47,7 @@ type EdgeStore struct {
 	// random counter); xid12 only.
 	Pid     func() int
 	Counter func() uint32
+	syncMu  sync.Mutex // one Sync at a time
 }
 
 // EdgeID is an id the store made: Xid for xid12, Snowflake otherwise; IDTimeUs its id-time.
@@ -58,7 +65,7 @@ func NewEdgeStore(ctx context.Context, db *sql.DB, kind, device string) (*EdgeSt
 	if _, err := db.ExecContext(ctx, EdgeTable); err != nil {
 		return nil, err
 	}
-	return &EdgeStore{db: db, kind: kind, device: device}, nil
+	return &EdgeStore{db: db, kind: kind, device: device, Pid: os.Getpid, Counter: randomCounter}, nil
 }
 
 // Enrol stores a grant of the edge pool (Registry grants, or a row of idgen_acquire).
@@ -186,6 +193,15 @@ func (s *EdgeStore) rule(r edgeRow, nowUs int64) (EdgeID, error) {
 	return out, nil
 }
 
+// randomCounter: a random 24-bit counter (the first id's, when no mark is kept).
+func randomCounter() uint32 {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("idgen: crypto/rand: " + err.Error())
+	}
+	return binary.BigEndian.Uint32(b[:]) & 0xffffff
+}
+
 func textOf(v any) any {
 	if b, ok := v.([]byte); ok {
 		return string(b)
@@ -210,15 +226,29 @@ func (s *EdgeStore) Renewed(ctx context.Context, hiUs int64) error {
 // PrepareRelease stores, before a releasing sync calls idgen_release, the window's end
 // min(hi_us, last_id_us + one unit), or min(hi_us, lo_us) when no id was made; returns it.
 func (s *EdgeStore) PrepareRelease(ctx context.Context) (int64, error) {
+	hi, _, err := s.prepareRelease(ctx)
+	return hi, err
+}
+
+// prepareRelease: PrepareRelease's end and the mark it was computed from, read in the same
+// SQLite transaction (an id another connection makes afterwards stays below that end).
+func (s *EdgeStore) prepareRelease(ctx context.Context) (hi int64, lastUs sql.NullInt64, err error) {
 	unit := int64(1000)
 	if s.kind == "xid12" {
 		unit = 1_000_000
 	}
-	_, err := s.db.ExecContext(ctx, `UPDATE pg_idgen_edge SET hi_us = min(hi_us, coalesce(last_id_us + ?, lo_us)) WHERE kind = ?`, unit, s.kind)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, err
+		return 0, lastUs, err
 	}
-	var hi int64
-	err = s.db.QueryRowContext(ctx, `SELECT hi_us FROM pg_idgen_edge WHERE kind = ?`, s.kind).Scan(&hi)
-	return hi, err
+	defer func() { _ = tx.Rollback() }()
+	_, err = tx.ExecContext(ctx, `UPDATE pg_idgen_edge SET hi_us = min(hi_us, coalesce(last_id_us + ?, lo_us)) WHERE kind = ?`, unit, s.kind)
+	if err != nil {
+		return 0, lastUs, err
+	}
+	err = tx.QueryRowContext(ctx, `SELECT hi_us, last_id_us FROM pg_idgen_edge WHERE kind = ?`, s.kind).Scan(&hi, &lastUs)
+	if err != nil {
+		return 0, lastUs, err
+	}
+	return hi, lastUs, tx.Commit()
 }

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -170,5 +171,28 @@ func TestEdgeTraces(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEdgeStoreFirstID: a store as NewEdgeStore makes it (no test seams set) makes its first
+// xid12 id with the process id's low 16 bits and the grant's slot.
+func TestEdgeStoreFirstID(t *testing.T) {
+	ctx := context.Background()
+	s, err := NewEdgeStore(ctx, openSQLite(t), "xid12", "test-device")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Grant{GrantID: 1, Token: 2, Kind: "xid12", Slot: 12_582_913, Lo: 1800000000, Hi: 1800086400}
+	g.windowUs()
+	if err := s.Enrol(ctx, g, "w"); err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.NextID(ctx, g.LoUs+1_500_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := id.Xid.Machine()
+	if id.Xid.Pid() != uint16(os.Getpid()) || int(m[0])<<16|int(m[1])<<8|int(m[2]) != g.Slot || id.Xid.Time().Unix() != 1800000001 {
+		t.Fatalf("%v: pid %d, machine %x", id.Xid, id.Xid.Pid(), m)
 	}
 }

@@ -119,7 +119,7 @@ type Grant struct {
 	rtt            time.Duration // the round trip
 }
 
-type statements struct{ acquire, acquireDefault, renew, release string }
+type statements struct{ acquire, acquireDefault, renew, release, report string }
 
 func quoteIdent(s string) string {
 	out := []byte{'"'}
@@ -144,6 +144,29 @@ func newStatements(schema string) *statements {
 		acquireDefault: "SELECT " + row + " FROM " + s + ".idgen_acquire($1::pg_catalog.text, $2::pg_catalog.text, pool => $3::pg_catalog.text)",
 		renew:          "SELECT " + row + " FROM " + s + ".idgen_renew($1::pg_catalog.int8, $2::pg_catalog.int8, $3::pg_catalog.interval)",
 		release:        "SELECT grant_id FROM " + s + ".idgen_release($1::pg_catalog.int8, $2::pg_catalog.int8, $3::pg_catalog.timestamptz)",
+		// An edge device's report (docs/formats.md §10): grant, token, device, count, last
+		// id's time, attempt; it returns the next count.
+		report: "SELECT " + s + ".idgen_report($1::pg_catalog.int8, $2::pg_catalog.int8, $3::pg_catalog.text, " +
+			"$4::pg_catalog.int8, $5::pg_catalog.timestamptz, $6::pg_catalog.int8)",
+	}
+}
+
+// scanGrant reads a grant row of the statements acquire and renew.
+func scanGrant(row pgx.Row, g *Grant) error {
+	if err := row.Scan(&g.GrantID, &g.Token, &g.Kind, &g.Slot, &g.EpochMs, &g.Lo, &g.Hi, &g.ServerUs); err != nil {
+		return err
+	}
+	g.windowUs()
+	return nil
+}
+
+// windowUs sets LoUs, HiUs from the window in id-time (docs/formats.md §10): xid12 t·10^6,
+// Snowflake (epoch_ms + t)·10^3.
+func (g *Grant) windowUs() {
+	if g.Kind == "snowflake" {
+		g.LoUs, g.HiUs = (g.EpochMs+g.Lo)*1000, (g.EpochMs+g.Hi)*1000
+	} else {
+		g.LoUs, g.HiUs = g.Lo*1_000_000, g.Hi*1_000_000
 	}
 }
 
@@ -191,16 +214,10 @@ func (r *Registry) call(ctx context.Context, pick func(*statements) string, args
 		if q == st.release {
 			err = r.db.QueryRow(ctx, q, append([]any{pgx.QueryExecModeExec}, args...)...).Scan(&g.GrantID)
 		} else {
-			err = r.db.QueryRow(ctx, q, append([]any{pgx.QueryExecModeExec}, args...)...).Scan(
-				&g.GrantID, &g.Token, &g.Kind, &g.Slot, &g.EpochMs, &g.Lo, &g.Hi, &g.ServerUs)
+			err = scanGrant(r.db.QueryRow(ctx, q, append([]any{pgx.QueryExecModeExec}, args...)...), g)
 		}
 		if err == nil {
 			g.rtt, g.wallUs = time.Since(sent), r.opts.Clock().UnixMicro()
-			if g.Kind == "snowflake" {
-				g.LoUs, g.HiUs = (g.EpochMs+g.Lo)*1000, (g.EpochMs+g.Hi)*1000
-			} else {
-				g.LoUs, g.HiUs = g.Lo*1_000_000, g.Hi*1_000_000
-			}
 			return g, nil
 		}
 		if m := RegistryErrorOf(err); m != nil {

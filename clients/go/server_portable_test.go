@@ -107,22 +107,7 @@ func TestServerPortableEdition(t *testing.T) {
 	if err := RegisterXid12(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	spans := func(kind string) []span {
-		rows, err := c.Query(ctx, `SELECT lower(span), upper(span) FROM idgen.idgen_grants WHERE writer = $1 AND kind = $2`,
-			writer, kind)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (span, error) {
-			var s span
-			return s, r.Scan(&s.lo, &s.hi)
-		})
-		if err != nil || len(s) == 0 {
-			t.Fatalf("%s has no %s grants on the portable edition (%v)", writer, kind, err)
-		}
-		return s
-	}
-	sfSpans, xSpans := spans("snowflake"), spans("xid12")
+	sfSpans, xSpans := grantSpans(t, c, "idgen.idgen_grants", writer, "snowflake"), grantSpans(t, c, "idgen.idgen_grants", writer, "xid12")
 	for i := range flakes {
 		if !inside(sfSpans, packSnowflake(flakes[i])) || !inside(xSpans, packXid(xids[i])) {
 			t.Fatalf("id %d (%d, %s) outside the windows the portable registry recorded for %s", i, flakes[i], xids[i], writer)

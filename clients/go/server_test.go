@@ -68,8 +68,13 @@ func connect(t *testing.T, db string) *pgx.Conn {
 type span struct{ lo, hi int64 }
 
 func writerSpans(t *testing.T, c *pgx.Conn, writer, kind string) []span {
+	return grantSpans(t, c, "idgen_grants", writer, kind)
+}
+
+// grantSpans reads the spans of the view grants (qualified where the edition lives off the path).
+func grantSpans(t *testing.T, c *pgx.Conn, grants, writer, kind string) []span {
 	rows, err := c.Query(context.Background(),
-		`SELECT lower(span), upper(span) FROM idgen_grants WHERE writer = $1 AND kind = $2`, writer, kind)
+		`SELECT lower(span), upper(span) FROM `+grants+` WHERE writer = $1 AND kind = $2`, writer, kind)
 	if err != nil {
 		t.Fatal(err)
 	}

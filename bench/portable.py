@@ -155,11 +155,11 @@ def per_call(p, s: Scale) -> tuple[dict[str, float], str]:
     p.execute("DROP SEQUENCE IF EXISTS bench_portable_seq")
     p.execute("CREATE SEQUENCE bench_portable_seq")
     calls = max(s.gen_calls // 50, 200)
-    make, what = cpu_timer(p)
+    _, what = cpu_timer(p)
+    path = schedstat(p) if what != "wall clock" else None
 
     def case(expr: str):
         def run() -> float:
-            path = schedstat(p) if what != "wall clock" else None
             start = int(open(path).read().split()[0]) if path else time.perf_counter_ns()
             for _ in range(calls):
                 p.execute(f"SELECT {expr}", prepare=True).fetchone()

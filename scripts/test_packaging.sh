@@ -5,6 +5,7 @@
 #   bash scripts/test_packaging.sh installcheck MAJOR          # make installcheck, preloaded and not
 #   bash scripts/test_packaging.sh deb MAJOR                   # the .deb of the staged release build: files, metadata, lintian
 #   bash scripts/test_packaging.sh deb-system                  # 15: apt-get install, use, reinstall under load, remove
+#   bash scripts/test_packaging.sh control-path MAJOR          # 18+: found only through extension_control_path
 #   bash scripts/test_packaging.sh pgxn MAJOR                  # the PGXN zip: make install from a clean unpack
 #   bash scripts/test_packaging.sh release-check               # the version's places agree
 # Its clusters use the ports PG_IDGEN_TEST_PORT - 9 and - 10 (default 54389, 54388).
@@ -154,6 +155,52 @@ installcheck() {
         fi
         stop_cluster "$c"
     done
+}
+
+# control_path MAJOR (18 or later): the staged release build copied into a directory of its own
+# (lib/ and share/extension/, the layout CloudNativePG mounts from an image), which the server
+# finds only through extension_control_path and dynamic_library_path: the library preloaded
+# from there, CREATE EXTENSION, ids. The machine's installed files are removed first (and put
+# back after), so nothing else could serve; a control file with a hard '$libdir/' must then fail.
+control_path() {
+    use_postgres "$1"
+    [ "$PG_MAJOR" -ge 18 ] || die "extension_control_path needs PostgreSQL 18 or later"
+    local stage dir pid probin out
+    stage=$(stage_dir release)
+    [ -f "$stage$("$PG_CONFIG" --pkglibdir)/pg_idgen.so" ] || die "no release build staged in $stage"
+    say "PostgreSQL $PG_MAJOR: installed in a directory of its own, found through extension_control_path"
+    dir=$CLUSTERS/ext-dir
+    $SUDO rm -rf "$dir"
+    $SUDO mkdir -p "$dir/lib" "$dir/share/extension" "$dir/hard/extension"
+    $SUDO cp "$stage$("$PG_CONFIG" --pkglibdir)/pg_idgen.so" "$dir/lib/"
+    $SUDO cp "$stage$("$PG_CONFIG" --sharedir)"/extension/pg_idgen* "$dir/share/extension/"
+    # The same files with the control file's old module_pathname, in a second directory.
+    $SUDO cp "$dir"/share/extension/* "$dir/hard/extension/"
+    $SUDO sed -i "s|^module_pathname = .*|module_pathname = '\$libdir/pg_idgen'|" "$dir/hard/extension/pg_idgen.control"
+    $SUDO chmod -R a+rX "$dir"
+    bash "$ROOT/scripts/install.sh" --uninstall "$PG_CONFIG" >/dev/null
+    [ ! -e "$("$PG_CONFIG" --pkglibdir)/pg_idgen.so" ] || die "the uninstall left the library"
+    start_cluster pkg "$PKG_PORT" preload "extension_control_path = '$dir/share:\$system'
+dynamic_library_path = '$dir/lib:\$libdir'"
+    pid=$(head -1 "$CLUSTERS/pkg/data/postmaster.pid")
+    grep -q " $dir/lib/pg_idgen.so$" "/proc/$pid/maps" || die "the postmaster did not preload $dir/lib/pg_idgen.so"
+    psql_at pkg "$PKG_PORT" postgres -c "CREATE EXTENSION pg_idgen"
+    probin=$(psql_at pkg "$PKG_PORT" postgres -Atc "SELECT DISTINCT probin FROM pg_proc WHERE probin LIKE '%pg_idgen%'")
+    [ "$probin" = pg_idgen ] || die "the functions point at '$probin', not at pg_idgen on dynamic_library_path"
+    out=$(psql_at pkg "$PKG_PORT" postgres -Atc "SELECT xid12_time(gen_xid12()) > now() - interval '1 minute',
+        gen_snowflake() > 0, rapkey_is_valid(rapkey_build('ord', 'cn', '8842')::text)")
+    [ "$out" = "t|t|t" ] || die "ids from the directory's library: $out"
+    # The control file with '$libdir/pg_idgen': the library is not in $libdir, so it cannot load.
+    psql_at pkg "$PKG_PORT" postgres -c "DROP EXTENSION pg_idgen"
+    psql_at pkg "$PKG_PORT" postgres -c "ALTER SYSTEM SET extension_control_path = '$dir/hard:\$system'" -c "SELECT pg_reload_conf()" >/dev/null
+    if out=$(psql_at pkg "$PKG_PORT" postgres -c "CREATE EXTENSION pg_idgen" 2>&1); then
+        die "a control file with a hard \$libdir/ created the extension with no library in \$libdir"
+    fi
+    grep -q 'could not access file "\$libdir/pg_idgen"' <<<"$out" || die "CREATE EXTENSION failed otherwise: $out"
+    stop_cluster pkg
+    place_extension release >/dev/null
+    $SUDO rm -rf "$dir"
+    echo "  preloaded from $dir/lib, CREATE EXTENSION through extension_control_path, ids made; with a hard \$libdir/ it fails"
 }
 
 # deb MAJOR: the .deb of the staged release build: its name, control fields, file list, modes

@@ -13,6 +13,9 @@ CREATE FUNCTION rapkey_domain_check(text) RETURNS boolean
 CREATE DOMAIN rapkey AS text COLLATE "C"
     CONSTRAINT rapkey_check CHECK (rapkey_domain_check(VALUE));
 COMMENT ON DOMAIN rapkey IS 'semantic key type.seg[.seg…]-c checked by a Damm check character';
+-- As xid12 (sql/xid12.sql): an exact =(rapkey, rapkey) found anywhere on a caller's search_path
+-- wins over pg_catalog's text = text, so only the roles the owner grants USAGE may create one.
+REVOKE USAGE ON DOMAIN rapkey FROM PUBLIC;
 
 CREATE FUNCTION rapkey_check_char(body text) RETURNS text
     AS 'MODULE_PATHNAME', 'rapkey_check_char_wrapper' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

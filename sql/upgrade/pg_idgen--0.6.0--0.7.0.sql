@@ -1557,6 +1557,37 @@ REVOKE UPDATE, DELETE ON idgen_backfill_progress FROM PUBLIC;
 GRANT UPDATE (pid, started_at, updated_at, reported_at, finished_at, batches, rows_done, rows_total,
               rows_per_second, eta, walk, rows_total_estimated) ON idgen_backfill_progress TO PUBLIC;
 
+-- Nobody plants operators on the types (issue 44): sql/xid12.sql, sql/rapkey.sql ----------------
+-- USAGE on xid12 and rapkey leaves PUBLIC. The roles that own a table, view or function using
+-- them keep it (their next ALTER TABLE ... ADD COLUMN or CREATE FUNCTION with the type works as
+-- before); the owner grants it to any other role that needs it.
+REVOKE USAGE ON TYPE xid12 FROM PUBLIC;
+REVOKE USAGE ON DOMAIN rapkey FROM PUBLIC;
+DO $$
+DECLARE
+    t regtype;
+    r regrole;
+BEGIN
+    FOR t, r IN
+        SELECT DISTINCT ty.oid::regtype, o.owner::regrole
+        FROM pg_catalog.pg_type ty
+        CROSS JOIN LATERAL (
+            SELECT c.relowner FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+            WHERE a.atttypid IN (ty.oid, ty.typarray) AND NOT a.attisdropped
+            UNION
+            SELECT p.proowner FROM pg_catalog.pg_proc p
+            WHERE p.prorettype IN (ty.oid, ty.typarray) OR ty.oid = ANY (p.proargtypes::oid[])
+                  OR ty.typarray = ANY (p.proargtypes::oid[])
+        ) AS o(owner)
+        WHERE ty.oid IN ('@extschema@.xid12'::pg_catalog.regtype, '@extschema@.rapkey'::pg_catalog.regtype)
+          AND NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE oid = o.owner)
+          AND o.owner <> (SELECT extowner FROM pg_catalog.pg_extension WHERE extname = 'pg_idgen')
+    LOOP
+        EXECUTE pg_catalog.format('GRANT USAGE ON TYPE %s TO %s', t, r);
+    END LOOP;
+END
+$$;
+
 -- As at the end of a fresh install (sql/registry.sql): the registry's origin, recorded now (a
 -- registry that 0.6.0 never used has none yet; one on a new timeline or cluster is fenced now).
 SELECT @extschema@.idgen_registry_check_origin();

@@ -118,6 +118,15 @@ def check(root):
                 if rel not in ("requires", "recommends", "suggests", "conflicts"):
                     err(f"META.json: prereqs relation {rel!r} is not in the spec")
 
+        # The PostgreSQL versions PGXN says it runs on are the ones the tests run (scripts/lib.sh).
+        lib = root / "scripts/lib.sh"
+        m = re.search(r'^PG_VERSIONS="([0-9 ]+)"', lib.read_text(encoding="utf-8"), re.M) if lib.is_file() else None
+        majors = sorted(int(x) for x in m.group(1).split()) if m else []
+        want_pg = f">= {majors[0]}.0.0, < {majors[-1] + 1}.0.0" if majors else None
+        got_pg = meta.get("prereqs", {}).get("runtime", {}).get("requires", {}).get("PostgreSQL")
+        if got_pg != want_pg:
+            err(f"META.json: prereqs.runtime.requires.PostgreSQL is {got_pg!r}, not {want_pg!r} (scripts/lib.sh PG_VERSIONS)")
+
     for path, pattern in CLIENT_VERSIONS:
         try:
             m = re.search(pattern, (root / path).read_text(encoding="utf-8"), re.M | re.S)

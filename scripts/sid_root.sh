@@ -4,7 +4,7 @@
 # Debian unstable root made with debootstrap from Debian's packages, with PostgreSQL 19 and 18,
 # Rust, clang and the tests' tools in it. The root is built once and cached
 # (PG_IDGEN_SID_ROOT, default /var/cache/pg_idgen/sid-root); a missing or outdated cache
-# (its stamp: this file and PGRX_VERSION) is built again, never skipped.
+# (its stamp: the packages, build_root and PGRX_VERSION) is built again, never skipped.
 #
 #   bash scripts/sid_root.sh setup           # build the root unless the cache is current
 #   bash scripts/sid_root.sh run CMD [ARG]...  # CMD as root inside it
@@ -28,12 +28,17 @@ STAMP_FILE=.pg_idgen-sid-root
 
 [ "$(id -u)" = 0 ] || die "scripts/sid_root.sh needs root (debootstrap, chroot and mounts)"
 
-stamp() { { cat "${BASH_SOURCE[0]}"; echo "$PGRX_VERSION"; } | sha256sum | cut -d' ' -f1; }
+# What the root is made of: the packages, how it is built, and the cargo-pgrx it gets.
+stamp() {
+    { echo "$MIRROR $EXPERIMENTAL_PACKAGES $SID_PACKAGES $PGRX_VERSION"; declare -f build_root in_root; } |
+        sha256sum | cut -d' ' -f1
+}
 
 # in_root DIR CMD...: CMD in the root at DIR with /proc and /dev, nothing else mounted.
 in_root() {
     local dir=$1
     shift
+    # shellcheck disable=SC2016  # the inner shell expands them
     unshare --mount --propagation private bash -c '
         dir=$1; shift
         mount -t proc proc "$dir/proc" && mount --rbind /dev "$dir/dev"
@@ -60,6 +65,11 @@ build_root() {
         in_root "$tmp" groupadd -g "$gid" postgres
         in_root "$tmp" useradd -r -u "$uid" -g "$gid" -d /var/lib/postgresql -s /bin/bash postgres
     fi
+    # Packages start no service in the root, and PostgreSQL's create no cluster there.
+    printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
+    chmod 755 "$tmp/usr/sbin/policy-rc.d"
+    mkdir -p "$tmp/etc/postgresql-common/createcluster.d"
+    echo "create_main_cluster = false" >"$tmp/etc/postgresql-common/createcluster.d/pg-idgen.conf"
     # shellcheck disable=SC2086
     in_root "$tmp" bash -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends $SID_PACKAGES >/dev/null &&
         apt-get install -y -qq --no-install-recommends $(printf '%s/experimental ' $EXPERIMENTAL_PACKAGES) >/dev/null &&
@@ -67,7 +77,7 @@ build_root() {
         { tail -20 "$SID.log"; die "installing PostgreSQL 19 in the root failed (its log: $SID.log)"; }
     # cargo-pgrx: the machine's build of the pinned version (ensure_deps) runs there as well.
     install -m 755 "$(command -v cargo-pgrx)" "$tmp/usr/local/bin/cargo-pgrx"
-    echo "$(stamp)" >"$tmp/$STAMP_FILE"
+    stamp >"$tmp/$STAMP_FILE"
     rm -rf "$SID"
     mv "$tmp" "$SID"
     say "the root is ready in $((SECONDS - started)) s: $(in_root "$SID" /usr/lib/postgresql/19/bin/postgres --version)"
@@ -104,6 +114,7 @@ run() {
     local vars=() v
     while read -r v; do vars+=("$v=${!v}"); done < <(compgen -e | grep -E '^(PG_IDGEN_|PORTABLE_|CI$)' |
         grep -vxE 'PG_IDGEN_RUST_SAID')
+    # shellcheck disable=SC2016  # the inner shell expands them
     unshare --mount --propagation private bash -c '
         sid=$1; nbinds=$2; shift 2
         for ((i = 0; i < nbinds; i++)); do

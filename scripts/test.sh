@@ -608,9 +608,12 @@ LANES=${PG_IDGEN_LANES:-2}
 [[ $LANES =~ ^[1-9]$ ]] || die "PG_IDGEN_LANES=$LANES: 1 to 9"
 started=$SECONDS
 if [ "$LANES" -gt 1 ] && [ ${#VERSIONS[@]} -gt 1 ]; then
-    # The version with the clients' suites, the longest, first; then the others as given.
-    order=("$CLIENTS_ON")
-    for v in "${VERSIONS[@]}"; do [ "$v" = "$CLIENTS_ON" ] || order+=("$v"); done
+    # The version with the clients' suites, the longest, first; then the root's (19: its own
+    # builds and the 18 -> 19 upgrade), then the others as given.
+    order=()
+    for v in "${VERSIONS[@]}"; do [ "$v" != "$CLIENTS_ON" ] || order+=("$v"); done
+    for v in "${VERSIONS[@]}"; do [ "$v" = "$CLIENTS_ON" ] || ! root_version "$v" || order+=("$v"); done
+    for v in "${VERSIONS[@]}"; do [ "$v" = "$CLIENTS_ON" ] || root_version "$v" || order+=("$v"); done
     run_lanes "${order[@]}"
 else
     for v in "${VERSIONS[@]}"; do

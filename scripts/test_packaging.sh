@@ -161,7 +161,8 @@ installcheck() {
 # (lib/ and share/extension/, the layout CloudNativePG mounts from an image), which the server
 # finds only through extension_control_path and dynamic_library_path: the library preloaded
 # from there, CREATE EXTENSION, ids. The machine's installed files are removed first (and put
-# back after), so nothing else could serve; a control file with a hard '$libdir/' must then fail.
+# back after), so nothing else could serve: with the directory off dynamic_library_path,
+# CREATE EXTENSION must fail.
 control_path() {
     use_postgres "$1"
     [ "$PG_MAJOR" -ge 18 ] || die "extension_control_path needs PostgreSQL 18 or later"
@@ -181,7 +182,8 @@ control_path() {
     bash "$ROOT/scripts/install.sh" --uninstall "$PG_CONFIG" >/dev/null
     [ ! -e "$("$PG_CONFIG" --pkglibdir)/pg_idgen.so" ] || die "the uninstall left the library"
     start_cluster pkg "$PKG_PORT" preload "extension_control_path = '$dir/share:\$system'
-dynamic_library_path = '$dir/lib:\$libdir'"
+dynamic_library_path = '$dir/lib:\$libdir'
+pg_idgen.worker_id = 1"
     pid=$(head -1 "$CLUSTERS/pkg/data/postmaster.pid")
     grep -q " $dir/lib/pg_idgen.so$" "/proc/$pid/maps" || die "the postmaster did not preload $dir/lib/pg_idgen.so"
     psql_at pkg "$PKG_PORT" postgres -c "CREATE EXTENSION pg_idgen"
@@ -190,17 +192,24 @@ dynamic_library_path = '$dir/lib:\$libdir'"
     out=$(psql_at pkg "$PKG_PORT" postgres -Atc "SELECT xid12_time(gen_xid12()) > now() - interval '1 minute',
         gen_snowflake() > 0, rapkey_is_valid(rapkey_build('ord', 'cn', '8842')::text)")
     [ "$out" = "t|t|t" ] || die "ids from the directory's library: $out"
-    # The control file with '$libdir/pg_idgen': the library is not in $libdir, so it cannot load.
+    # A control file of a version before 0.7.0 ('$libdir/pg_idgen'): 18 and later strip the
+    # '$libdir/' and search dynamic_library_path too.
     psql_at pkg "$PKG_PORT" postgres -c "DROP EXTENSION pg_idgen"
     psql_at pkg "$PKG_PORT" postgres -c "ALTER SYSTEM SET extension_control_path = '$dir/hard:\$system'" -c "SELECT pg_reload_conf()" >/dev/null
+    psql_at pkg "$PKG_PORT" postgres -c "CREATE EXTENSION pg_idgen" -c "SELECT gen_xid12()" >/dev/null
+    psql_at pkg "$PKG_PORT" postgres -c "DROP EXTENSION pg_idgen"
+    # Without the directory on dynamic_library_path nothing serves the library: this test fails
+    # when the server does not take it from there.
+    psql_at pkg "$PKG_PORT" postgres -c "ALTER SYSTEM SET extension_control_path = '$dir/share:\$system'" \
+        -c "ALTER SYSTEM SET dynamic_library_path = '\$libdir'" -c "SELECT pg_reload_conf()" >/dev/null
     if out=$(psql_at pkg "$PKG_PORT" postgres -c "CREATE EXTENSION pg_idgen" 2>&1); then
-        die "a control file with a hard \$libdir/ created the extension with no library in \$libdir"
+        die "CREATE EXTENSION found the library with the directory off dynamic_library_path"
     fi
-    grep -q 'could not access file "\$libdir/pg_idgen"' <<<"$out" || die "CREATE EXTENSION failed otherwise: $out"
+    grep -qF 'could not access file "pg_idgen"' <<<"$out" || die "CREATE EXTENSION failed otherwise: $out"
     stop_cluster pkg
     place_extension release >/dev/null
     $SUDO rm -rf "$dir"
-    echo "  preloaded from $dir/lib, CREATE EXTENSION through extension_control_path, ids made; with a hard \$libdir/ it fails"
+    echo "  preloaded from $dir/lib, CREATE EXTENSION through extension_control_path (also with an old control file's \$libdir/), ids made; off dynamic_library_path it fails"
 }
 
 # deb MAJOR: the .deb of the staged release build: its name, control fields, file list, modes

@@ -91,7 +91,7 @@ impl PgReport {
     /// `COPY … ON_ERROR`), and then returns; otherwise raises it.
     #[track_caller]
     pub fn raise_or_save(self, fcinfo: pg_sys::FunctionCallInfo) {
-        #[cfg(any(feature = "pg16", feature = "pg17", feature = "pg18"))]
+        #[cfg(not(any(feature = "pg14", feature = "pg15")))]
         if let Some(context) = error_save_context(fcinfo) {
             // SAFETY: into a soft context, errsave_finish returns.
             return unsafe { emit(self.prepare(), Target::Save(context)) };
@@ -162,7 +162,7 @@ enum Target {
     Level(PgLogLevel),
     /// `errsave_start(context)` into a soft `ErrorSaveContext` (PostgreSQL 16+): recorded
     /// there, and `emit` returns.
-    #[cfg(any(feature = "pg16", feature = "pg17", feature = "pg18"))]
+    #[cfg(not(any(feature = "pg14", feature = "pg15")))]
     Save(*mut pg_sys::Node),
 }
 
@@ -179,7 +179,7 @@ unsafe fn emit(report: Prepared, target: Target) {
     unsafe {
         let started = match target {
             Target::Level(level) => ffi::errstart(level as c_int, DOMAIN.as_ptr()),
-            #[cfg(any(feature = "pg16", feature = "pg17", feature = "pg18"))]
+            #[cfg(not(any(feature = "pg14", feature = "pg15")))]
             Target::Save(context) => pg_sys::errsave_start(context, DOMAIN.as_ptr()),
         };
         if started {
@@ -200,7 +200,7 @@ unsafe fn emit(report: Prepared, target: Target) {
             }
             match target {
                 Target::Level(_) => ffi::errfinish(FILE.as_ptr(), 0, FUNCTION.as_ptr()),
-                #[cfg(any(feature = "pg16", feature = "pg17", feature = "pg18"))]
+                #[cfg(not(any(feature = "pg14", feature = "pg15")))]
                 Target::Save(context) => {
                     pg_sys::errsave_finish(context, FILE.as_ptr(), 0, FUNCTION.as_ptr())
                 }
@@ -254,7 +254,7 @@ mod ffi {
 }
 
 /// The call's `fcinfo->context` when it is a soft `ErrorSaveContext` (PostgreSQL 16+).
-#[cfg(any(feature = "pg16", feature = "pg17", feature = "pg18"))]
+#[cfg(not(any(feature = "pg14", feature = "pg15")))]
 fn error_save_context(fcinfo: pg_sys::FunctionCallInfo) -> Option<*mut pg_sys::Node> {
     unsafe {
         let context = fcinfo.as_ref()?.context;

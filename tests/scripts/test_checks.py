@@ -100,7 +100,7 @@ def test_a_name_in_two_places_fails_the_map(development, files):
 # release_check.py
 
 RELEASE_FILES = ["Cargo.toml", "Cargo.lock", "pg_idgen.control", "META.json", "CHANGELOG.md", "README.md",
-                 "sql"] + sorted({path for path, _ in release_check.CLIENT_VERSIONS})
+                 "sql", "scripts/lib.sh"] + sorted({path for path, _ in release_check.CLIENT_VERSIONS})
 
 
 @pytest.fixture
@@ -131,6 +131,16 @@ def test_a_client_with_another_version_fails_the_release_check(release_copy, pat
     result = run("release_check.py", release_copy)
     assert result.returncode == 1
     assert f"{path}: version '0.0.1' is not Cargo.toml's {version()}" in result.stderr
+
+
+def test_meta_json_without_the_newest_postgresql_fails_the_release_check(release_copy):
+    meta = release_copy / "META.json"
+    text = meta.read_text(encoding="utf-8")
+    assert '"PostgreSQL": ">= 14.0.0, < 20.0.0"' in text
+    meta.write_text(text.replace("< 20.0.0", "< 19.0.0"), encoding="utf-8")
+    result = run("release_check.py", release_copy)
+    assert result.returncode == 1
+    assert "prereqs.runtime.requires.PostgreSQL is '>= 14.0.0, < 19.0.0', not '>= 14.0.0, < 20.0.0'" in result.stderr
 
 
 def test_bump_moves_the_clients(release_copy):

@@ -1,10 +1,10 @@
 -- A hostile public schema, as PostgreSQL 14 (and every database upgraded from it) allows: a
--- role with no grants creates look-alikes of the operators, functions, types and relations the
--- clients' statements use, which return wrong values and record that they ran. Run by a
--- superuser in a database made for the test; the Python (test_hostile_search_path.py), Rust
--- (tests/hostile_search_path.rs) and Node (test/server/hostile_search_path.test.mjs) clients'
--- tests then check that their registry statements ran none of them and computed exactly the
--- server's window.
+-- role with no grants (but USAGE on the extension's types, below) creates look-alikes of the
+-- operators, functions, types and relations the clients' statements use, which return wrong
+-- values and record that they ran. Run by a superuser in a database made for the test; the
+-- Python (test_hostile_search_path.py), Rust (tests/hostile_search_path.rs) and Node
+-- (test/server/hostile_search_path.test.mjs) clients' tests then check that their registry
+-- statements ran none of them and computed exactly the server's window.
 --
 -- Each look-alike calls public.hostile_note, which takes a number from the sequence
 -- public.hostile_calls (not transactional: a call in a statement that failed or was rolled
@@ -24,6 +24,19 @@ EXCEPTION WHEN duplicate_object THEN NULL;
 END $$;
 -- PostgreSQL 15 took CREATE on public from PUBLIC; 14 gives it.
 GRANT CREATE ON SCHEMA public TO PUBLIC;
+-- USAGE on the extension's types (xid12, rapkey) is not PUBLIC's: the owner grants it to the
+-- roles that create tables or functions with them (README, Permissions). This role is one of
+-- those gone bad, so that it can plant operators on them below.
+DO $$
+DECLARE
+    t pg_catalog.regtype;
+BEGIN
+    FOR t IN SELECT ty.oid FROM pg_catalog.pg_type ty
+               JOIN pg_catalog.pg_extension e ON e.extnamespace = ty.typnamespace
+              WHERE e.extname = 'pg_idgen' AND ty.typname IN ('xid12', 'rapkey') LOOP
+        EXECUTE pg_catalog.format('GRANT USAGE ON TYPE %s TO idgen_hostile', t);
+    END LOOP;
+END $$;
 
 SET ROLE idgen_hostile;
 
@@ -110,10 +123,11 @@ CREATE VIEW public.pg_namespace AS
 CREATE VIEW public.pg_type AS
     SELECT * FROM pg_catalog.pg_type WHERE public.hostile_note('view pg_type');
 
--- Comparison operators on the extension's types (xid12, rapkey), where the role may create them
--- (USAGE on the type) and public has none of that signature: an exact match, taken before
--- text's for the rapkey domain, and before the extension's own on xid12 when public comes
--- first on the path. Each answers as the type's own would.
+-- Comparison operators on the extension's types (xid12, rapkey): =(xid12, xid12),
+-- =(rapkey, rapkey) and the other five of each, where public has none of that signature (the
+-- extension's own, when it lives in public). An exact match, taken before text's for the
+-- rapkey domain on any path, and before the extension's own on xid12 when public comes first
+-- on the path. Each answers as the type's own would.
 DO $$
 DECLARE
     t pg_catalog.regtype;
@@ -129,21 +143,17 @@ BEGIN
             CONTINUE WHEN EXISTS (SELECT FROM pg_catalog.pg_operator o
                                    WHERE o.oprname = op AND o.oprleft = t AND o.oprright = t
                                      AND o.oprnamespace = 'public'::pg_catalog.regnamespace);
-            BEGIN
-                EXECUTE pg_catalog.format($s$
-                    CREATE FUNCTION public.hostile_cmp_%1$s_%2$s(a %3$s, b %3$s) RETURNS boolean
-                        LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $f$
-                    BEGIN
-                        PERFORM public.hostile_note(%4$L);
-                        RETURN a::pg_catalog.text COLLATE "C" OPERATOR(pg_catalog.%5$s) b::pg_catalog.text;
-                    END $f$;
-                    CREATE OPERATOR public.%5$s (LEFTARG = %3$s, RIGHTARG = %3$s,
-                                                 FUNCTION = public.hostile_cmp_%1$s_%2$s);
-                $s$, (SELECT ty.typname FROM pg_catalog.pg_type ty WHERE ty.oid = t), i, t,
-                   pg_catalog.format('%s(%s, %s)', op, t, t), op);
-            EXCEPTION WHEN insufficient_privilege THEN
-                NULL; -- no USAGE on the type: nothing can be planted on it
-            END;
+            EXECUTE pg_catalog.format($s$
+                CREATE FUNCTION public.hostile_cmp_%1$s_%2$s(a %3$s, b %3$s) RETURNS boolean
+                    LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $f$
+                BEGIN
+                    PERFORM public.hostile_note(%4$L);
+                    RETURN a::pg_catalog.text COLLATE "C" OPERATOR(pg_catalog.%5$s) b::pg_catalog.text;
+                END $f$;
+                CREATE OPERATOR public.%5$s (LEFTARG = %3$s, RIGHTARG = %3$s,
+                                             FUNCTION = public.hostile_cmp_%1$s_%2$s);
+            $s$, (SELECT ty.typname FROM pg_catalog.pg_type ty WHERE ty.oid = t), i, t,
+               pg_catalog.format('%s(%s, %s)', op, t, t), op);
         END LOOP;
     END LOOP;
 END $$;

@@ -26,7 +26,7 @@ COMMENT ON TYPE xid12 IS 'time-ordered 12-byte id in the rs/xid format (20-chara
 -- owning a schema on a caller's search_path could plant an exact =(xid12, xid12) there that the
 -- caller's queries would run as the caller. Values in queries, casts and columns of existing
 -- tables need no USAGE; a role that creates tables or functions with xid12 is granted it
--- (README, "Privileges").
+-- (README, "Permissions").
 REVOKE USAGE ON TYPE xid12 FROM PUBLIC;
 
 -- Comparison ----------------------------------------------------------------

@@ -909,6 +909,10 @@ def planter(db):
             conn.execute(f"CREATE ROLE {role}")
         conn.execute(f"CREATE SCHEMA {SCHEMA} AUTHORIZATION {PLANTER}")
         conn.execute(f"GRANT USAGE, CREATE ON SCHEMA {SCHEMA} TO {CALLER}")
+        # Both create tables with an xid12 column (the caller its own, the planter its
+        # replacement of one): the owner grants them USAGE on the type, as README's Permissions
+        # has it. DROP OWNED BY takes it back.
+        conn.execute(f"GRANT USAGE ON TYPE xid12 TO {PLANTER}, {CALLER}")
         conn.execute(f"SET ROLE {PLANTER}")
         conn.execute(f"CREATE SEQUENCE {SCHEMA}.ran")
         conn.execute(f"CREATE TABLE {SCHEMA}.seen (what text, run_as name)")

@@ -3,6 +3,7 @@ and keeps the data, its indexes and the generators' order."""
 import re
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from servers import connect, fresh_database
@@ -71,10 +72,44 @@ def test_update_from_released_version(version, worker_42):
             conn.execute("CREATE ROLE upgrade_old_writer")
             for grant in OLD_WRITER_GRANTS:
                 conn.execute(grant)
+        # A role that is not a superuser owns a table with an xid12 column and a function taking a
+        # rapkey, made while USAGE on the types was PUBLIC's (every released version). Roles of
+        # their own per version, so that one version's failure leaves the others' alone.
+        owner, stranger = f"{old}_owner", f"{old}_stranger"
+        for role in (owner, stranger):
+            conn.execute(f"DROP ROLE IF EXISTS {role}")
+            conn.execute(f"CREATE ROLE {role}")
+        conn.execute(f"CREATE SCHEMA upgrade_owned AUTHORIZATION {owner}")
+        conn.execute(f"SET ROLE {owner}")
+        conn.execute("CREATE TABLE upgrade_owned.t (id xid12 PRIMARY KEY, n int)")
+        conn.execute("CREATE FUNCTION upgrade_owned.kind(k rapkey) RETURNS text LANGUAGE sql RETURN rapkey_type(k)")
+        conn.execute("RESET ROLE")
         notices = []
         conn.add_notice_handler(lambda diag: notices.append(diag.message_primary or ""))
         conn.execute("ALTER EXTENSION pg_idgen UPDATE")
         assert conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'pg_idgen'").fetchone()[0] == current
+        # USAGE on the types leaves PUBLIC (issue 44: nobody plants operators on them); the role
+        # that owned objects using them keeps it and goes on creating them; another has none.
+        for t in ("xid12", "rapkey"):
+            assert conn.execute("SELECT count(*) FROM pg_type ty, aclexplode(coalesce(ty.typacl, acldefault('T', ty.typowner))) a "
+                                "WHERE ty.oid = %s::regtype AND a.grantee = 0", [t]).fetchone()[0] == 0, t
+            assert conn.execute("SELECT has_type_privilege('public', %s, 'USAGE'), has_type_privilege(%s, %s, 'USAGE'), "
+                                "has_type_privilege(%s, %s, 'USAGE')",
+                                [t, owner, t, stranger, t]).fetchone() == (False, True, False), t
+        conn.execute(f"SET ROLE {owner}")
+        conn.execute("ALTER TABLE upgrade_owned.t ADD COLUMN later xid12")
+        conn.execute("CREATE FUNCTION upgrade_owned.parts(k rapkey) RETURNS text[] LANGUAGE sql RETURN rapkey_segments(k)")
+        conn.execute("RESET ROLE")
+        conn.execute(f"SET ROLE {stranger}")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied for type xid12"):
+            conn.execute("CREATE TEMP TABLE stranger (id xid12)")
+        conn.execute("RESET ROLE")
+        # The update's GRANT is recorded as an initial privilege of the extension (pg_init_privs),
+        # which (on 17 and later) keeps the role from being dropped until DROP OWNED BY.
+        conn.execute("DROP SCHEMA upgrade_owned CASCADE")
+        for role in (owner, stranger):
+            conn.execute(f"DROP OWNED BY {role}")
+            conn.execute(f"DROP ROLE {role}")
         if has_registry:
             assert [n for n in notices if "revoked from upgrade_old_writer" in n], notices
             rights = conn.execute(

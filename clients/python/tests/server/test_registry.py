@@ -641,6 +641,11 @@ def test_hostile_public_schema_changes_nothing_the_client_computes(kind, path):
             old.execute("SELECT floor(extract(epoch FROM pg_catalog.now()) * 1000000)::bigint")
         calls, ran = hostile_calls(admin)
         assert calls >= 1 and "*(numeric, integer)" in ran, (calls, ran)
+        # So does a plain comparison of two rapkeys, on any path: the operator planted on the
+        # domain (by a role with USAGE on it) is an exact match, taken before text = text.
+        with psycopg.connect(writer_dsn) as old:
+            old.execute("SELECT rapkey_build('ord', 'a', '1') = rapkey_build('ord', 'a', '1')")
+        assert "=(rapkey, rapkey)" in hostile_calls(admin)[1]
 
 
 @pytest.mark.parametrize("cursor", ["server", "client"])

@@ -3252,6 +3252,7 @@ DECLARE
     update_cond text;
     key_aliases text;
     trim_list text;
+    denied_type text;
 BEGIN
     SELECT c.relkind, c.relpersistence, n.nspname, c.relname, format('%I.%I', n.nspname, c.relname)
     INTO kind, persistence, schema_name, rel_name, qualified
@@ -3309,11 +3310,26 @@ BEGIN
         work := format('%I.%I', schema_name, work_name);
         create_sql := 'CREATE UNLOGGED TABLE ' || work;
     END IF;
+    -- The work table is the caller's, so it needs USAGE on its columns' types: a domain's keys
+    -- are kept as its base type (rapkey's as text COLLATE "C"); any other type the caller may not
+    -- use is an error now, before the first batch, not when a sort or the closing sweep makes it.
+    SELECT format_type(b.base, NULL) INTO denied_type
+    FROM unnest(pk) AS k(col)
+    JOIN pg_attribute a ON a.attrelid = relation AND a.attname = k.col
+    CROSS JOIN LATERAL (SELECT @extschema@.idgen_backfill_base_type(a.atttypid) AS base) b
+    WHERE NOT has_type_privilege(b.base, 'USAGE') LIMIT 1;
+    IF denied_type IS NOT NULL THEN
+        RAISE EXCEPTION 'permission denied for type %', denied_type
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = format('idgen_backfill keeps the primary keys it has still to walk in a work table of the caller''s (%s), with a column of that type.', work),
+                  HINT = format('The type''s owner can grant it: GRANT USAGE ON TYPE %s TO %I;', denied_type, current_user);
+    END IF;
     signature := format('idgen_backfill work table of relation %s column %s, walk (%s), chunks of primary keys',
         relation::oid, target_column, array_to_string(keys, ', '));
 
     SELECT string_agg(quote_ident(k), ', ' ORDER BY n) INTO key_list FROM unnest(keys) WITH ORDINALITY AS u(k, n);
-    SELECT string_agg(format('idgen_k%s %s[]%s NOT NULL', k.n, format_type(a.atttypid, a.atttypmod),
+    SELECT string_agg(format('idgen_k%s %s[]%s NOT NULL', k.n,
+                             format_type(t.oid, CASE WHEN t.oid = a.atttypid THEN a.atttypmod ELSE -1 END),
                              CASE WHEN a.attcollation <> t.typcollation
                                   THEN (SELECT format(' COLLATE %I.%I', cn.nspname, co.collname)
                                         FROM pg_collation co JOIN pg_namespace cn ON cn.oid = co.collnamespace
@@ -3331,7 +3347,7 @@ BEGIN
     INTO columns, sorted_list, chunk_list, rows_from, join_cond, update_cond, key_aliases, trim_list
     FROM unnest(pk) WITH ORDINALITY AS k(col, n)
     JOIN pg_attribute a ON a.attrelid = relation AND a.attname = k.col
-    JOIN pg_type t ON t.oid = a.atttypid;
+    JOIN pg_type t ON t.oid = @extschema@.idgen_backfill_base_type(a.atttypid);
     rows_from := format('ROWS FROM (%s) WITH ORDINALITY AS idgen_work(%s, idgen_n)', rows_from,
         (SELECT string_agg(format('idgen_k%s', n), ', ' ORDER BY n) FROM generate_subscripts(pk, 1) n));
 
@@ -3385,6 +3401,7 @@ WHERE idgen_chunk OPERATOR(pg_catalog.=) ($1)[1] AND pg_catalog.cardinality(idge
         work, trim_list);
 END
 $$;
+COMMENT ON FUNCTION idgen_backfill_work_plan(regclass, name, text, text, integer) IS 'internal: how a backfill walks the table, and the sorted walk''s statements on its work table (42501 when the caller may not use a key''s type)';
 
 -- The table being filled, checked at the start of every transaction whose statements read or
 -- write it: the run planned them with its schema-qualified name, and the owner of its schema

@@ -1557,19 +1557,204 @@ REVOKE UPDATE, DELETE ON idgen_backfill_progress FROM PUBLIC;
 GRANT UPDATE (pid, started_at, updated_at, reported_at, finished_at, batches, rows_done, rows_total,
               rows_per_second, eta, walk, rows_total_estimated) ON idgen_backfill_progress TO PUBLIC;
 
+-- A backfill's work table needs no USAGE on a domain key's type (issue 44): sql/backfill.sql ------
+-- >>> sql/backfill.sql idgen_backfill_work_plan
+CREATE OR REPLACE FUNCTION idgen_backfill_work_plan(relation regclass, target_column name, value_expression text,
+        order_by text, batch_size integer,
+        OUT walk text, OUT reason text, OUT work_schema name, OUT work_name name, OUT signature text,
+        OUT probe_sql text, OUT create_sql text, OUT sort_sql text, OUT fill_sql text,
+        OUT lock_sql text, OUT ordered_sql text, OUT forget_sql text)
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    kind "char";
+    persistence "char";
+    schema_name name;
+    rel_name name;
+    qualified text;
+    work text;
+    target text := quote_ident(target_column);
+    pk name[];
+    keys name[];
+    index_name name;
+    key_list text;
+    columns text;
+    sorted_list text;
+    chunk_list text;
+    rows_from text;
+    join_cond text;
+    update_cond text;
+    key_aliases text;
+    trim_list text;
+    denied_type text;
+BEGIN
+    SELECT c.relkind, c.relpersistence, n.nspname, c.relname, format('%I.%I', n.nspname, c.relname)
+    INTO kind, persistence, schema_name, rel_name, qualified
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = relation;
+    SELECT array_agg(a.attname ORDER BY k.n) INTO pk
+    FROM pg_index x
+    CROSS JOIN LATERAL unnest(x.indkey::smallint[]) WITH ORDINALITY AS k(attnum, n)
+    JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum
+    WHERE x.indrelid = relation AND x.indisprimary;
+    IF order_by IS NULL THEN
+        keys := pk;
+    ELSE
+        keys := ARRAY[order_by::name] || array(SELECT c FROM unnest(pk) c WHERE c <> order_by);
+    END IF;
+    SELECT i.relname INTO index_name
+    FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+    JOIN pg_am am ON am.oid = i.relam AND am.amname = 'btree'
+    JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0]
+    WHERE x.indrelid = relation AND a.attname = keys[1] AND x.indisvalid AND x.indpred IS NULL
+    ORDER BY i.relname LIMIT 1;
+
+    IF kind = 'r' AND index_name IS NOT NULL THEN
+        walk := 'index';
+        reason := format('index %I leads with %I', index_name, keys[1]);
+    ELSIF pk IS NULL THEN
+        IF kind = 'p' THEN
+            RAISE EXCEPTION 'partitioned table "%" has no primary key to walk its partitions by', relation::text
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = 'Add a primary key, or call idgen_backfill for each partition.';
+        END IF;
+        walk := 'scan';
+        reason := format('no index leads with %I and there is no primary key to sort by: each batch reads the whole table', keys[1]);
+        RAISE WARNING 'no index on "%" leads with column "%": each batch of idgen_backfill will read the whole table', relation::text, keys[1]
+            USING HINT = format('Create one first: CREATE INDEX CONCURRENTLY ON %s (%I);', relation::text, keys[1]);
+    ELSE
+        walk := 'sorted';
+        reason := CASE WHEN kind = 'p' THEN 'partitioned table: one sort over every partition'
+                       ELSE format('no index leads with %I', keys[1]) END;
+    END IF;
+    IF pk IS NULL THEN
+        RETURN; -- no work table: the sweep walks again from the start
+    END IF;
+
+    work_name := format('idgen_backfill_%s_%s', relation::oid, @extschema@.idgen_backfill_column(relation, target_column));
+    IF persistence = 't' OR NOT has_schema_privilege(schema_name, 'CREATE') THEN
+        work_schema := 'pg_temp';
+        work := format('pg_temp.%I', work_name);
+        create_sql := 'CREATE TEMPORARY TABLE ' || work;
+        IF walk = 'sorted' THEN
+            reason := reason || CASE WHEN persistence = 't' THEN ', work table temporary as the table is'
+                ELSE format(', work table temporary: no CREATE on schema %I, so a run resumed in another session sorts again', schema_name) END;
+        END IF;
+    ELSE
+        work_schema := schema_name;
+        work := format('%I.%I', schema_name, work_name);
+        create_sql := 'CREATE UNLOGGED TABLE ' || work;
+    END IF;
+    -- The work table is the caller's, so it needs USAGE on its columns' types: a domain's keys
+    -- are kept as its base type (rapkey's as text COLLATE "C"); any other type the caller may not
+    -- use is an error now, before the first batch, not when a sort or the closing sweep makes it.
+    SELECT format_type(b.base, NULL) INTO denied_type
+    FROM unnest(pk) AS k(col)
+    JOIN pg_attribute a ON a.attrelid = relation AND a.attname = k.col
+    CROSS JOIN LATERAL (SELECT @extschema@.idgen_backfill_base_type(a.atttypid) AS base) b
+    WHERE NOT has_type_privilege(b.base, 'USAGE') LIMIT 1;
+    IF denied_type IS NOT NULL THEN
+        RAISE EXCEPTION 'permission denied for type %', denied_type
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = format('idgen_backfill keeps the primary keys it has still to walk in a work table of the caller''s (%s), with a column of that type.', work),
+                  HINT = format('The type''s owner can grant it: GRANT USAGE ON TYPE %s TO %I;', denied_type, current_user);
+    END IF;
+    signature := format('idgen_backfill work table of relation %s column %s, walk (%s), chunks of primary keys',
+        relation::oid, target_column, array_to_string(keys, ', '));
+
+    SELECT string_agg(quote_ident(k), ', ' ORDER BY n) INTO key_list FROM unnest(keys) WITH ORDINALITY AS u(k, n);
+    SELECT string_agg(format('idgen_k%s %s[]%s NOT NULL', k.n,
+                             format_type(t.oid, CASE WHEN t.oid = a.atttypid THEN a.atttypmod ELSE -1 END),
+                             CASE WHEN a.attcollation <> t.typcollation
+                                  THEN (SELECT format(' COLLATE %I.%I', cn.nspname, co.collname)
+                                        FROM pg_collation co JOIN pg_namespace cn ON cn.oid = co.collnamespace
+                                        WHERE co.oid = a.attcollation) ELSE '' END), ', ' ORDER BY k.n),
+           string_agg(format('%I AS idgen_k%s', k.col, k.n), ', ' ORDER BY k.n),
+           string_agg(format('pg_catalog.array_agg(idgen_k%s ORDER BY idgen_n)', k.n), ', ' ORDER BY k.n),
+           string_agg(format('pg_catalog.unnest((SELECT idgen_chunk.idgen_k%s[1:($1)[2]::pg_catalog.int4] FROM %s AS idgen_chunk WHERE idgen_chunk.idgen_chunk OPERATOR(pg_catalog.=) ($1)[1]))',
+                             k.n, work), ', ' ORDER BY k.n),
+           string_agg(format('%s.%I %s idgen_work.idgen_k%s', qualified, k.col,
+                             @extschema@.idgen_backfill_operator(a.atttypid, 3), k.n), ' AND ' ORDER BY k.n),
+           string_agg(format('%s.%I %s idgen_valued.idgen_k%s', qualified, k.col,
+                             @extschema@.idgen_backfill_operator(a.atttypid, 3), k.n), ' AND ' ORDER BY k.n),
+           string_agg(format('%s.%I AS idgen_k%s', qualified, k.col, k.n), ', ' ORDER BY k.n),
+           string_agg(format('idgen_k%1$s = idgen_k%1$s[($1)[2]::pg_catalog.int4 OPERATOR(pg_catalog.+) 1:]', k.n), ', ' ORDER BY k.n)
+    INTO columns, sorted_list, chunk_list, rows_from, join_cond, update_cond, key_aliases, trim_list
+    FROM unnest(pk) WITH ORDINALITY AS k(col, n)
+    JOIN pg_attribute a ON a.attrelid = relation AND a.attname = k.col
+    JOIN pg_type t ON t.oid = @extschema@.idgen_backfill_base_type(a.atttypid);
+    rows_from := format('ROWS FROM (%s) WITH ORDINALITY AS idgen_work(%s, idgen_n)', rows_from,
+        (SELECT string_agg(format('idgen_k%s', n), ', ' ORDER BY n) FROM generate_subscripts(pk, 1) n));
+
+    probe_sql := format('SELECT EXISTS (SELECT FROM %s WHERE %s IS NULL)', qualified, target);
+    create_sql := format('%s (idgen_chunk pg_catalog.int8 PRIMARY KEY, %s)', create_sql, columns);
+    sort_sql := format($sql$
+INSERT INTO %1$s
+SELECT (idgen_n OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog./) %2$s, %3$s
+FROM (SELECT pg_catalog.row_number() OVER (ORDER BY %4$s) AS idgen_n, %5$s FROM %6$s WHERE %7$s IS NULL) idgen_sorted
+GROUP BY 1$sql$,
+        work, batch_size, chunk_list, key_list, sorted_list, qualified, target);
+    fill_sql := format($sql$
+WITH idgen_updated AS (
+    UPDATE %1$s SET %2$s = (%3$s) FROM %4$s
+    WHERE %5$s AND %1$s.%2$s IS NULL
+    RETURNING idgen_work.idgen_n, %1$s.%2$s IS NULL AS idgen_null
+), idgen_checked AS (
+    SELECT idgen_null, idgen_n OPERATOR(pg_catalog.<) pg_catalog.lag(idgen_n) OVER () AS idgen_back FROM idgen_updated
+)
+SELECT pg_catalog.count(*), pg_catalog.count(*) FILTER (WHERE idgen_null), pg_catalog.count(*) FILTER (WHERE idgen_back)
+FROM idgen_checked$sql$,
+        qualified, target, value_expression, rows_from, join_cond);
+    lock_sql := format($sql$
+SELECT pg_catalog.count(*) FROM (
+    SELECT FROM %1$s JOIN %2$s ON %3$s
+    WHERE %2$s.%4$s IS NULL
+    ORDER BY idgen_work.idgen_n
+    FOR NO KEY UPDATE OF %5$I) idgen_locked$sql$,
+        rows_from, qualified, join_cond, target, rel_name);
+    ordered_sql := format($sql$
+WITH idgen_valued AS MATERIALIZED (
+    SELECT idgen_work.idgen_n, (%3$s) AS idgen_value, %4$s
+    FROM %5$s JOIN %1$s ON %6$s
+    WHERE %1$s.%2$s IS NULL
+    ORDER BY idgen_work.idgen_n
+), idgen_updated AS (
+    UPDATE %1$s SET %2$s = idgen_valued.idgen_value FROM idgen_valued WHERE %7$s
+    RETURNING 1
+)
+SELECT (SELECT pg_catalog.count(*) FROM idgen_updated),
+       (SELECT pg_catalog.count(*) FROM idgen_valued WHERE idgen_value IS NULL),
+       0::pg_catalog.int8$sql$,
+        qualified, target, value_expression, key_aliases, rows_from, join_cond, update_cond);
+    forget_sql := format($sql$
+WITH idgen_walked AS (
+    DELETE FROM %1$s WHERE idgen_chunk OPERATOR(pg_catalog.=) ($1)[1]
+        AND pg_catalog.cardinality(idgen_k1) OPERATOR(pg_catalog.<=) ($1)[2]
+)
+UPDATE %1$s SET %2$s
+WHERE idgen_chunk OPERATOR(pg_catalog.=) ($1)[1] AND pg_catalog.cardinality(idgen_k1) OPERATOR(pg_catalog.>) ($1)[2]$sql$,
+        work, trim_list);
+END
+$$;
+COMMENT ON FUNCTION idgen_backfill_work_plan(regclass, name, text, text, integer) IS 'internal: how a backfill walks the table, and the sorted walk''s statements on its work table (42501 when the caller may not use a key''s type)';
+-- <<< sql/backfill.sql idgen_backfill_work_plan
+
 -- Nobody plants operators on the types (issue 44): sql/xid12.sql, sql/rapkey.sql ----------------
 -- USAGE on xid12 and rapkey leaves PUBLIC. The roles that own a table, view or function using
--- them keep it (their next ALTER TABLE ... ADD COLUMN or CREATE FUNCTION with the type works as
--- before); the owner grants it to any other role that needs it.
+-- them need it for their next ALTER TABLE ... ADD COLUMN or CREATE FUNCTION with the types: the
+-- update names them in a WARNING with the GRANT to run. It does not grant it itself: a GRANT
+-- made by an extension script is recorded as the extension's initial privilege, which pg_dump
+-- leaves out, so a restore would lose it.
 REVOKE USAGE ON TYPE xid12 FROM PUBLIC;
 REVOKE USAGE ON DOMAIN rapkey FROM PUBLIC;
 DO $$
 DECLARE
-    t regtype;
-    r regrole;
+    grants text;
 BEGIN
-    FOR t, r IN
-        SELECT DISTINCT ty.oid::regtype, o.owner::regrole
+    SELECT pg_catalog.string_agg(pg_catalog.format('GRANT USAGE ON TYPE %s TO %s;', t, r), ' ' ORDER BY t::text, r::text)
+    INTO grants
+    FROM (
+        SELECT DISTINCT ty.oid::pg_catalog.regtype AS t, o.owner::pg_catalog.regrole AS r
         FROM pg_catalog.pg_type ty
         CROSS JOIN LATERAL (
             SELECT c.relowner FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
@@ -1582,9 +1767,12 @@ BEGIN
         WHERE ty.oid IN ('@extschema@.xid12'::pg_catalog.regtype, '@extschema@.rapkey'::pg_catalog.regtype)
           AND NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE oid = o.owner)
           AND o.owner <> (SELECT extowner FROM pg_catalog.pg_extension WHERE extname = 'pg_idgen')
-    LOOP
-        EXECUTE pg_catalog.format('GRANT USAGE ON TYPE %s TO %s', t, r);
-    END LOOP;
+    ) AS users;
+    IF grants IS NOT NULL THEN
+        RAISE WARNING 'pg_idgen 0.7.0: PUBLIC no longer has USAGE on the types xid12 and rapkey; roles that own objects using them need it to create more'
+            USING DETAIL = 'Without USAGE on a type, a role cannot create a column, function or operator of it; values, casts and existing columns need none.',
+                  HINT = 'Run, as the types'' owner: ' || grants;
+    END IF;
 END
 $$;
 

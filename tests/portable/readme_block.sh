@@ -12,7 +12,7 @@
 # (PG_IDGEN_CLUSTERS). It installs nothing into PostgreSQL, so it does not need the lock the
 # other scripts share (PG_IDGEN_LOCKED=1 unless set).
 set -euo pipefail
-MAJOR=${1:?usage: tests/portable/readme_block.sh PGVERSION (14 .. 18)}
+MAJOR=${1:?usage: tests/portable/readme_block.sh PGVERSION (14 .. 19)}
 export PG_IDGEN_LOCKED=${PG_IDGEN_LOCKED:-1}
 export PG_IDGEN_CLUSTERS=${PG_IDGEN_CLUSTERS:-/var/tmp/pg_idgen_portable_readme}
 # shellcheck source=scripts/lib.sh

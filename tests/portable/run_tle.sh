@@ -27,7 +27,7 @@
 # /var/tmp/pg_idgen_portable_tle). It shares nothing with the other scripts' PostgreSQL, so it
 # does not take their lock.
 set -euo pipefail
-MAJOR=${1:?usage: tests/portable/run_tle.sh PGVERSION (14 .. 18)}
+MAJOR=${1:?usage: tests/portable/run_tle.sh PGVERSION (14 .. 19)}
 export PG_IDGEN_LOCKED=${PG_IDGEN_LOCKED:-1}
 export PG_IDGEN_CLUSTERS=${PG_IDGEN_CLUSTERS:-/var/tmp/pg_idgen_portable_tle}
 # shellcheck source=scripts/lib.sh

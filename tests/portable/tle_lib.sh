@@ -27,9 +27,17 @@ use_tle_postgres() {
     vendor_source pg_tle PG_IDGEN_PG_TLE_SRC || die "no pg_tle source: $VENDOR_REASON"
     tarball=$VENDOR_TARBALL
     base=$(dirname "$BINDIR")
-    [ -f "$base/.pinned" ] || die "$base is not a private build of scripts/lib.sh"
     sha=$(sha256sum "$tarball" | cut -d' ' -f1)
-    key=pg$(cut -d' ' -f1 "$base/.pinned")-$(cut -d' ' -f2 "$base/.pinned" | cut -c1-12)-tle-${sha:0:12}
+    # In the Debian unstable root (scripts/sid_root.sh) the build is Debian's package, whose
+    # tree relocates when copied with its shape (usr/lib, usr/share, usr/include under one top).
+    local top=""
+    if [ "$IN_SID_ROOT" = yes ]; then
+        key=pg$("$PG_CONFIG" --version | awk '{ print $2 }')-debian-tle-${sha:0:12}
+        top=usr/lib/postgresql/$PG_MAJOR
+    else
+        [ -f "$base/.pinned" ] || die "$base is not a private build of scripts/lib.sh"
+        key=pg$(cut -d' ' -f1 "$base/.pinned")-$(cut -d' ' -f2 "$base/.pinned" | cut -c1-12)-tle-${sha:0:12}
+    fi
     dir=$TLE_CACHE/$key
     mkdir -p "$TLE_CACHE"
     exec 8>"$TLE_CACHE/$key.lock"
@@ -39,15 +47,24 @@ use_tle_postgres() {
         # libkrb5-dev: the server headers include gssapi.h (the wheels are built with GSSAPI).
         ensure_packages flex make gcc libkrb5-dev
         rm -rf "$dir.tmp"
-        cp -a "$base" "$dir.tmp"
-        rm -f "$dir.tmp"/lib/pg_idgen.so "$dir.tmp"/share/extension/pg_idgen.control "$dir.tmp"/share/extension/pg_idgen--*.sql
+        if [ -n "$top" ]; then
+            mkdir -p "$dir.tmp/usr/lib/postgresql" "$dir.tmp/usr/share/postgresql" "$dir.tmp/usr/include"
+            cp -a "/usr/lib/postgresql/$PG_MAJOR" "$dir.tmp/usr/lib/postgresql/"
+            cp -a "/usr/share/postgresql/$PG_MAJOR" "$dir.tmp/usr/share/postgresql/"
+            cp -a /usr/include/postgresql "$dir.tmp/usr/include/"
+        else
+            cp -a "$base" "$dir.tmp"
+        fi
+        rm -f "$("$dir.tmp/${top:+$top/}bin/pg_config" --pkglibdir)/pg_idgen.so" \
+            "$("$dir.tmp/${top:+$top/}bin/pg_config" --sharedir)"/extension/pg_idgen.control \
+            "$("$dir.tmp/${top:+$top/}bin/pg_config" --sharedir)"/extension/pg_idgen--*.sql
         mkdir "$dir.tmp/build"
         tar -xzf "$tarball" -C "$dir.tmp/build" --no-same-owner
         src=$(find "$dir.tmp/build" -mindepth 2 -maxdepth 2 -name pg_tle.control.in -printf '%h\n' | head -1)
         [ -n "$src" ] || die "no pg_tle.control.in in $tarball"
-        make -C "$src" USE_PGXS=1 PG_CONFIG="$dir.tmp/bin/pg_config" -j"$(nproc)" >"$dir.tmp/build/make.log" 2>&1 ||
+        make -C "$src" USE_PGXS=1 PG_CONFIG="$dir.tmp/${top:+$top/}bin/pg_config" -j"$(nproc)" >"$dir.tmp/build/make.log" 2>&1 ||
             { tail -40 "$dir.tmp/build/make.log"; die "building pg_tle failed"; }
-        make -C "$src" USE_PGXS=1 PG_CONFIG="$dir.tmp/bin/pg_config" install >"$dir.tmp/build/install.log" 2>&1 ||
+        make -C "$src" USE_PGXS=1 PG_CONFIG="$dir.tmp/${top:+$top/}bin/pg_config" install >"$dir.tmp/build/install.log" 2>&1 ||
             { tail -30 "$dir.tmp/build/install.log"; die "installing pg_tle failed"; }
         rm -rf "$dir.tmp/build"
         echo "$tarball" >"$dir.tmp/pg_tle.source"
@@ -58,8 +75,10 @@ use_tle_postgres() {
     fi
     flock -u 8
     # Not use_pg_config: that would register the copy with cargo-pgrx in place of the build.
-    PG_CONFIG=$dir/bin/pg_config
-    BINDIR=$dir/bin
-    echo "pg_tle $(sed -nE "s/^default_version = '(.*)'/\1/p" "$dir/share/extension/pg_tle.control") in $dir"
-    [ ! -e "$dir/share/extension/pg_idgen.control" ] || die "$dir has the native pg_idgen"
+    PG_CONFIG=$dir/${top:+$top/}bin/pg_config
+    BINDIR=$dir/${top:+$top/}bin
+    local ext
+    ext=$("$PG_CONFIG" --sharedir)/extension
+    echo "pg_tle $(sed -nE "s/^default_version = '(.*)'/\1/p" "$ext/pg_tle.control") in $dir"
+    [ ! -e "$ext/pg_idgen.control" ] || die "$dir has the native pg_idgen"
 }

@@ -37,7 +37,7 @@
 # PG_IDGEN_CLUSTERS (default /var/tmp/pg_idgen_portable_upgrade). It installs nothing into
 # PostgreSQL, so it does not take the other scripts' lock.
 set -euo pipefail
-MAJOR=${1:?usage: tests/portable/upgrade.sh PGVERSION (14 .. 18)}
+MAJOR=${1:?usage: tests/portable/upgrade.sh PGVERSION (14 .. 19)}
 export PG_IDGEN_LOCKED=${PG_IDGEN_LOCKED:-1}
 export PG_IDGEN_CLUSTERS=${PG_IDGEN_CLUSTERS:-/var/tmp/pg_idgen_portable_upgrade}
 # shellcheck source=scripts/lib.sh

@@ -3321,7 +3321,7 @@ BEGIN
     IF denied_type IS NOT NULL THEN
         RAISE EXCEPTION 'permission denied for type %', denied_type
             USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = format('idgen_backfill keeps the primary keys it has still to walk in a work table of the caller''s (%s), with a column of that type.', work),
+                  DETAIL = 'idgen_backfill keeps the primary keys it has still to walk in a work table of the caller''s, with a column of that type.',
                   HINT = format('The type''s owner can grant it: GRANT USAGE ON TYPE %s TO %I;', denied_type, current_user);
     END IF;
     signature := format('idgen_backfill work table of relation %s column %s, walk (%s), chunks of primary keys',

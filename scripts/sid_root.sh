@@ -24,6 +24,8 @@ MIRROR=${PG_IDGEN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 EXPERIMENTAL_PACKAGES="postgresql-19 postgresql-server-dev-19 postgresql-client-19 libpq-dev"
 SID_PACKAGES="postgresql-18 postgresql-server-dev-18 rustc cargo rustfmt rust-clippy clang libclang-dev"
 SID_PACKAGES+=" pkg-config libssl-dev ca-certificates python3 faketime pgbouncer sudo make gcc dpkg-dev curl lintian binutils"
+# Debian's 18 is built with ICU (its headers include ICU's); pg_tle's build needs flex and GSSAPI's headers.
+SID_PACKAGES+=" libicu-dev flex libkrb5-dev"
 STAMP_FILE=.pg_idgen-sid-root
 
 [ "$(id -u)" = 0 ] || die "scripts/sid_root.sh needs root (debootstrap, chroot and mounts)"

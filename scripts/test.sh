@@ -25,6 +25,10 @@
 #                  frameworks: they test the clients, not the server), reliability, failover,
 #                  Citus, the recipes, the benchmarks' smoke test, the PGXN zip, make
 #                  installcheck; 15 -> 18 pg_upgrade and dump; the .deb installed with apt on 15.
+#   18 and 19      a directory of its own (extension_control_path, test_packaging.sh control-path).
+#   19             in a Debian unstable root (scripts/sid_root.sh, built once and cached): every
+#                  per-version suite above, reliability's crash and sorts, and pg_upgrade 18 -> 19
+#                  (Debian unstable's 18 in the same root) as the lane's last step.
 # The versions run side by side, PG_IDGEN_LANES at a time (default 2; 1: one after another),
 # each in a process of its own with its own block of ports (PG_IDGEN_TEST_PORT, then 25 lower
 # for each further lane) and cluster directory ($PG_IDGEN_CLUSTERS/laneN), its output in
@@ -33,7 +37,8 @@
 # (cargo's lock); the tests of one version overlap the build of another. The suites run
 # once run after every version's, one at a time.
 #
-#   bash scripts/test.sh                    # PostgreSQL 14, 15, 16, 17 and 18
+#   bash scripts/test.sh                    # PostgreSQL 14, 15, 16, 17, 18 and 19
+#   bash scripts/test.sh 19                 # 19 alone (in the root; no clients' own suites)
 #   bash scripts/test.sh 17 18              # only those versions
 #   bash scripts/test.sh 18 --only SUITE    # one suite only, on those versions
 #   bash scripts/test.sh 18 --load 3        # with 3 busy loops per core for the whole run

@@ -7,7 +7,7 @@
 #                             PGPORT and PGUSER name (see scripts/installcheck.sh)
 #   make deb                  target/package/postgresql-NN-pg-idgen_<version>_<arch>.deb
 #   make dist                 target/pg_idgen-<version>.zip, the PGXN distribution
-# Building needs Rust (rustup) and cargo-pgrx 0.18.1, which make installs when it is missing,
+# Building needs Rust 1.96 or newer and cargo-pgrx 0.19.4, which make installs when it is missing,
 # and the server headers of that PostgreSQL (Debian: postgresql-server-dev-NN) and libclang.
 PG_CONFIG ?= pg_config
 PG_CONFIG_PATH := $(shell p=$$(command -v $(PG_CONFIG)) && realpath -s "$$p" || echo $(PG_CONFIG))

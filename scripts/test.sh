@@ -540,6 +540,9 @@ test_cross_major() {
         --socketdir="$CLUSTERS/upgrade-new" >"$ROOT/target/pg_upgrade-$old-$new.log") \
         || { tail -30 "$ROOT/target/pg_upgrade-$old-$new.log"; return 1; }
     restart_cluster upgrade-new
+    # PG_IDGEN_CROSS_MAJOR_TAMPER: a statement run on the upgraded database before its check, to
+    # show the check fails when pg_upgrade changes a value (docs/DEVELOPMENT.md).
+    [ -z "${PG_IDGEN_CROSS_MAJOR_TAMPER:-}" ] || psql_at upgrade-new "$PORT" moved -c "$PG_IDGEN_CROSS_MAJOR_TAMPER"
     psql_at upgrade-new "$PORT" moved -f "$ROOT/tests/cross_major/check.sql"
 
     psql_at upgrade-new "$PORT" postgres -c "CREATE DATABASE restored"

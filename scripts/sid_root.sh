@@ -126,6 +126,8 @@ run() {
         mount -t proc proc "$sid/proc" && mount -t sysfs sys "$sid/sys" && mount --rbind /dev "$sid/dev"
         exec chroot "$sid" "$@"' sid_run "$SID" "${#binds[@]}" "${binds[@]}" \
         env -i HOME=/root LANG=C.UTF-8 TERM=dumb PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
+        SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt PIP_CERT=/etc/ssl/certs/ca-certificates.crt \
+        REQUESTS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt \
         CARGO_TARGET_DIR="$ROOT/target/sid" PGRX_HOME="$ROOT/target/sid/pgrx-home" "${vars[@]}" "$@"
 }
 

@@ -368,6 +368,8 @@ test_packaging() {
 test_version() {
     use_postgres "$1"
     LAP=$SECONDS
+    # The exact build each lane tests (19 is a release candidate until a registry serves 19.0).
+    say "PostgreSQL $PG_MAJOR: testing $("$BINDIR/postgres" --version)"
     if wants lint; then
         say "PostgreSQL $PG_MAJOR: cargo clippy -D warnings (feature pg$PG_MAJOR)"
         (cd "$ROOT" && cargo clippy --no-default-features --features "pg$PG_MAJOR" --all-targets -- -D warnings)

@@ -161,6 +161,7 @@ q mig-new "$P_NEW" postgres app \
     -c "CREATE SCHEMA idgen AUTHORIZATION idgen_owner" \
     -c "CREATE EXTENSION pg_idgen SCHEMA idgen" \
     -c "GRANT SELECT, INSERT, UPDATE ON idgen.rapkey_counter TO idgen_owner" \
+    -c "GRANT USAGE ON TYPE idgen.xid12, idgen.rapkey TO idgen_owner" \
     -c "ALTER DATABASE app SET search_path = \"\$user\", public, idgen"
 # 1.2: the configuration: the worker id and the epoch the portable edition used.
 read -r worker epoch < <(val "$OLD_APP" "SELECT worker_id || ' ' || snowflake_epoch FROM idgen.idgen_config")
@@ -192,6 +193,7 @@ say "2. native ($NATIVE_MAJOR) -> portable ($NEW): pg_dump, pg_restore$NATIVE_SO
 q mig-oldnative "$P_OLDN" postgres postgres -c "CREATE DATABASE app OWNER idgen_owner"
 at "$OLDN_APP" -c "CREATE SCHEMA idgen AUTHORIZATION idgen_owner" -c "CREATE EXTENSION pg_idgen SCHEMA idgen" \
     -c "GRANT SELECT, INSERT, UPDATE ON idgen.rapkey_counter TO idgen_owner" \
+    -c "GRANT USAGE ON TYPE idgen.xid12, idgen.rapkey TO idgen_owner" \
     -c "ALTER DATABASE app SET search_path = \"\$user\", public, idgen"
 q mig-oldnative "$P_OLDN" idgen_owner app -f "$HERE/migrate_fill.sql"
 t0=$SECONDS
@@ -319,6 +321,7 @@ q mig-new "$P_NEW" postgres repl \
     -c "CREATE SCHEMA idgen AUTHORIZATION idgen_owner" \
     -c "CREATE EXTENSION pg_idgen SCHEMA idgen" \
     -c "GRANT SELECT, INSERT, UPDATE ON idgen.rapkey_counter TO idgen_owner" \
+    -c "GRANT USAGE ON TYPE idgen.xid12, idgen.rapkey TO idgen_owner" \
     -c "ALTER DATABASE repl SET search_path = \"\$user\", public, idgen"
 # shellcheck disable=SC2046
 pg_dump -Fc --schema-only --no-publications --no-subscriptions --exclude-schema=idgen $(conn mig-old "$P_OLD" idgen_owner app) -f "$WORK/schema.dump"
@@ -377,7 +380,8 @@ echo "uppercase '$upper': native reads it, portable refuses: $(grep -m1 ERROR <<
 # shellcheck disable=SC2046
 pg_dump -Fc --exclude-schema=idgen $(conn mig-old "$P_OLD" idgen_owner app) -f "$WORK/noroot.dump"
 q mig-new "$P_NEW" postgres postgres -c "CREATE DATABASE noroot OWNER idgen_owner"
-q mig-new "$P_NEW" postgres noroot -c "CREATE SCHEMA idgen AUTHORIZATION idgen_owner" -c "CREATE EXTENSION pg_idgen SCHEMA idgen"
+q mig-new "$P_NEW" postgres noroot -c "CREATE SCHEMA idgen AUTHORIZATION idgen_owner" -c "CREATE EXTENSION pg_idgen SCHEMA idgen" \
+    -c "GRANT USAGE ON TYPE idgen.xid12, idgen.rapkey TO idgen_owner"
 # shellcheck disable=SC2046
 if err=$(pg_restore --exit-on-error $(conn mig-new "$P_NEW" idgen_owner noroot) "$WORK/noroot.dump" 2>&1); then
     die "a restore without --load-via-partition-root passed"

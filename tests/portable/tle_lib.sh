@@ -55,16 +55,16 @@ use_tle_postgres() {
         else
             cp -a "$base" "$dir.tmp"
         fi
-        rm -f "$("$dir.tmp/${top:+$top/}bin/pg_config" --pkglibdir)/pg_idgen.so" \
-            "$("$dir.tmp/${top:+$top/}bin/pg_config" --sharedir)"/extension/pg_idgen.control \
-            "$("$dir.tmp/${top:+$top/}bin/pg_config" --sharedir)"/extension/pg_idgen--*.sql
+        local copy_config=$dir.tmp/${top:+$top/}bin/pg_config copy_ext
+        copy_ext=$("$copy_config" --sharedir)/extension
+        rm -f "$("$copy_config" --pkglibdir)/pg_idgen.so" "$copy_ext/pg_idgen.control" "$copy_ext"/pg_idgen--*.sql
         mkdir "$dir.tmp/build"
         tar -xzf "$tarball" -C "$dir.tmp/build" --no-same-owner
         src=$(find "$dir.tmp/build" -mindepth 2 -maxdepth 2 -name pg_tle.control.in -printf '%h\n' | head -1)
         [ -n "$src" ] || die "no pg_tle.control.in in $tarball"
-        make -C "$src" USE_PGXS=1 PG_CONFIG="$dir.tmp/${top:+$top/}bin/pg_config" -j"$(nproc)" >"$dir.tmp/build/make.log" 2>&1 ||
+        make -C "$src" USE_PGXS=1 PG_CONFIG="$copy_config" -j"$(nproc)" >"$dir.tmp/build/make.log" 2>&1 ||
             { tail -40 "$dir.tmp/build/make.log"; die "building pg_tle failed"; }
-        make -C "$src" USE_PGXS=1 PG_CONFIG="$dir.tmp/${top:+$top/}bin/pg_config" install >"$dir.tmp/build/install.log" 2>&1 ||
+        make -C "$src" USE_PGXS=1 PG_CONFIG="$copy_config" install >"$dir.tmp/build/install.log" 2>&1 ||
             { tail -30 "$dir.tmp/build/install.log"; die "installing pg_tle failed"; }
         rm -rf "$dir.tmp/build"
         echo "$tarball" >"$dir.tmp/pg_tle.source"
